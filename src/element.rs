@@ -1,0 +1,212 @@
+//! Value types and their order-preserving keys: the total order of SPEC.md §2 as unsigned integers.
+//!
+//! Every kernel compares keys, never values: `a` precedes `b` in `Increasing` order iff
+//! `key(a) < key(b)`, and `Decreasing` is the same with every key's bits flipped (see [`Direction::flip`]).
+//! Positions break ties in both directions, so no kernel ever negates a value.
+//!
+//! - unsigned integers: the value itself;
+//! - signed integers: the two's complement bits with the sign bit flipped (MIN → 0, MAX → all ones);
+//! - floats: NaN (any sign, any payload) → all ones, above +inf; -0 → +0; other negatives → bits
+//!   flipped; other positives → sign bit set. Values themselves are always copied bit for bit.
+
+use half::{bf16, f16};
+
+use crate::Direction;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An unsigned key: `u8`, `u16`, `u32` or `u64`.
+pub trait Key: Copy + Ord + Send + Sync + 'static + sealed::Sealed {
+    /// Width in bits.
+    const BITS: u32;
+    /// The key widened to 64 bits.
+    fn widen(self) -> u64;
+}
+
+/// A value type the kernels select from.
+pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The unsigned key whose natural order is this type's order (SPEC.md §2).
+    type Key: Key;
+    /// A short lowercase name: `f32`, `bf16`, `u8`, ...
+    const NAME: &'static str;
+    /// The key of a value.
+    fn key(self) -> Self::Key;
+}
+
+macro_rules! keys {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Key for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn widen(self) -> u64 {
+                self as u64
+            }
+        }
+    )*};
+}
+keys!(u8, u16, u32, u64);
+
+macro_rules! unsigned_elements {
+    ($($t:ident),*) => {$(
+        impl Element for $t {
+            type Key = $t;
+            const NAME: &'static str = stringify!($t);
+            #[inline(always)]
+            fn key(self) -> $t {
+                self
+            }
+        }
+    )*};
+}
+unsigned_elements!(u8, u16, u32, u64);
+
+macro_rules! signed_elements {
+    ($($t:ident => $k:ident),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            type Key = $k;
+            const NAME: &'static str = stringify!($t);
+            #[inline(always)]
+            fn key(self) -> $k {
+                (self as $k) ^ (1 << ($k::BITS - 1))
+            }
+        }
+    )*};
+}
+signed_elements!(i8 => u8, i16 => u16, i32 => u32, i64 => u64);
+
+macro_rules! float_elements {
+    ($($t:ident => $k:ident, $infinity:expr, $to_bits:expr;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            type Key = $k;
+            const NAME: &'static str = stringify!($t);
+            #[inline(always)]
+            fn key(self) -> $k {
+                const SIGN: $k = 1 << ($k::BITS - 1);
+                let bits: $k = $to_bits(self);
+                let magnitude = bits & !SIGN;
+                if magnitude > $infinity {
+                    $k::MAX // every NaN: above +inf, all equal
+                } else if magnitude == 0 {
+                    SIGN // -0 == +0
+                } else if bits & SIGN != 0 {
+                    !bits
+                } else {
+                    bits | SIGN
+                }
+            }
+        }
+    )*};
+}
+float_elements! {
+    f32 => u32, 0x7F80_0000, f32::to_bits;
+    f64 => u64, 0x7FF0_0000_0000_0000, f64::to_bits;
+    f16 => u16, 0x7C00, f16::to_bits;
+    bf16 => u16, 0x7F80, bf16::to_bits;
+}
+
+impl Direction {
+    /// The mask XORed into 64-bit widened keys so that "first in this direction" is "smallest key".
+    #[inline(always)]
+    pub(crate) fn flip<K: Key>(self) -> u64 {
+        match self {
+            Direction::Increasing => 0,
+            Direction::Decreasing => u64::MAX >> (64 - K::BITS),
+        }
+    }
+}
+
+/// The key of `value` for `direction`, widened: the kernels' only notion of order.
+#[inline(always)]
+pub(crate) fn ordered_key<T: Element>(value: T, flip: u64) -> u64 {
+    value.key().widen() ^ flip
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cmp::Ordering;
+
+    /// SPEC.md §2 written the plain way, independent of the bit tricks above.
+    fn spec_cmp(a: f64, b: f64) -> Ordering {
+        match (a.is_nan(), b.is_nan()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => a.partial_cmp(&b).unwrap(), // -0 == +0 already
+        }
+    }
+
+    fn check_floats<T: Element>(bits: impl Fn(u64) -> T, widen: impl Fn(T) -> f64) {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let specials = [0u64, 1, 0x8000_0000_0000_0000, u64::MAX, 0x7FF0_0000_0000_0000];
+        for i in 0..200_000 {
+            let (x, y) = if i < 25 {
+                (specials[i / 5], specials[i % 5])
+            } else {
+                (next(), next())
+            };
+            let (a, b) = (bits(x), bits(y));
+            assert_eq!(a.key().cmp(&b.key()), spec_cmp(widen(a), widen(b)), "{x:#x} vs {y:#x}");
+        }
+    }
+
+    #[test]
+    fn float_keys_follow_the_spec_order() {
+        check_floats(|x| f32::from_bits(x as u32), f64::from);
+        check_floats(|x| f32::from_bits((x >> 32) as u32), f64::from);
+        check_floats(f64::from_bits, |v| v);
+        check_floats(|x| f16::from_bits(x as u16), f64::from);
+        check_floats(|x| bf16::from_bits(x as u16), f64::from);
+        check_floats(|x| f16::from_bits((x >> 48) as u16), f64::from);
+    }
+
+    #[test]
+    fn float_specials() {
+        assert_eq!((-0.0f32).key(), 0.0f32.key());
+        assert_eq!(f32::NAN.key(), (-f32::NAN).key());
+        assert_eq!(f32::from_bits(0x7F80_0001).key(), u32::MAX);
+        assert!(f32::INFINITY.key() < f32::NAN.key());
+        assert!(f32::NEG_INFINITY.key() < f32::MIN.key());
+        assert!((-f32::from_bits(1)).key() < 0.0f32.key());
+        assert!(0.0f32.key() < f32::from_bits(1).key());
+    }
+
+    #[test]
+    fn integer_keys_keep_order_at_the_extremes() {
+        assert_eq!(i8::MIN.key(), 0);
+        assert_eq!(i8::MAX.key(), u8::MAX);
+        for a in i8::MIN..=i8::MAX {
+            for b in i8::MIN..=i8::MAX {
+                assert_eq!(a.key().cmp(&b.key()), a.cmp(&b));
+            }
+        }
+        for (a, b) in [(i64::MIN, i64::MAX), (-1, 0), (i64::MIN, i64::MIN + 1)] {
+            assert!(a.key() < b.key());
+        }
+        for (a, b) in [(i32::MIN, -1), (-1, 0), (0, i32::MAX)] {
+            assert!(a.key() < b.key());
+        }
+        assert!(i16::MIN.key() < i16::MAX.key());
+        assert_eq!(u64::MAX.key(), u64::MAX);
+    }
+
+    #[test]
+    fn decreasing_flip_reverses_keys_of_every_width() {
+        let d = Direction::Decreasing;
+        assert_eq!(ordered_key(0u8, d.flip::<u8>()), 0xFF);
+        assert_eq!(ordered_key(f32::NAN, d.flip::<u32>()), 0);
+        assert_eq!(ordered_key(u64::MAX, d.flip::<u64>()), 0);
+        assert_eq!(ordered_key(7u16, Direction::Increasing.flip::<u16>()), 7);
+    }
+}

@@ -1,0 +1,60 @@
+//! Candidates as (key, position) pairs packed so that one integer comparison orders them.
+//!
+//! Keys of up to 32 bits with positions below 2^32 pack into one `u64` (`key << 32 | position`); wider
+//! keys or longer sequences use `[u64; 2]` (`[key, position]`, which Rust orders lexicographically).
+//! Either way `a < b` is exactly "a comes first": smaller key, then lower position. Scratch is handed
+//! out as `u64` words, so both forms live in the same caller-owned slice.
+
+/// A packed (key, position) candidate.
+pub(crate) trait Entry: Copy + Ord {
+    fn new(key: u64, position: usize) -> Self;
+    fn key(self) -> u64;
+    fn position(self) -> usize;
+    /// The scratch words viewed as entries (a trailing partial entry is left out).
+    fn from_words(words: &mut [u64]) -> &mut [Self];
+}
+
+impl Entry for u64 {
+    #[inline(always)]
+    fn new(key: u64, position: usize) -> Self {
+        debug_assert!(key >> 32 == 0 && (position as u64) >> 32 == 0, "packing {key:#x} at {position}");
+        key << 32 | position as u64
+    }
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self >> 32
+    }
+    #[inline(always)]
+    fn position(self) -> usize {
+        // The position was a usize when packed.
+        (self & 0xFFFF_FFFF) as usize
+    }
+    fn from_words(words: &mut [u64]) -> &mut [Self] {
+        words
+    }
+}
+
+impl Entry for [u64; 2] {
+    #[inline(always)]
+    fn new(key: u64, position: usize) -> Self {
+        [key, position as u64]
+    }
+    #[inline(always)]
+    fn key(self) -> u64 {
+        self[0]
+    }
+    #[inline(always)]
+    fn position(self) -> usize {
+        // The position was a usize when packed.
+        self[1] as usize
+    }
+    fn from_words(words: &mut [u64]) -> &mut [Self] {
+        words.as_chunks_mut::<2>().0
+    }
+}
+
+/// Whether candidates of a sequence of `len` elements with `key_bits`-bit keys pack into one word.
+#[inline]
+pub(crate) fn packs_in_one_word(key_bits: u32, len: usize) -> bool {
+    key_bits <= 32 && (len as u64) <= 1 << 32
+}

@@ -1,0 +1,70 @@
+//! Exact top-K selection along any axis of strided 1-8D tensors: DirectML's `DML_TOP_K1`, and more.
+//!
+//! For every *sequence* (the elements along `axis` with the other coordinates fixed) the crate writes the
+//! K largest (`Decreasing`) or smallest (`Increasing`) elements, sorted, and their positions in the
+//! sequence. Ties go to the lower position in both directions; every NaN ranks above `+inf` and ties with
+//! other NaNs; `-0.0` ties with `+0.0`; values are copied bit for bit. `K == n` (a full stable sort) and
+//! `K == 0` are allowed.
+//!
+//! ```
+//! use topk_kernels::{Direction, View, ViewMut, scratch_len, topk};
+//!
+//! // Two rows of logits; the two largest of each, with their positions.
+//! let logits = [0.1f32, 2.5, -1.0, 2.5, 0.3, f32::NAN, 7.0, 7.0];
+//! let (mut values, mut indices) = ([0.0f32; 4], [0i64; 4]);
+//! let mut scratch = vec![0u64; scratch_len::<f32>(4, 2)];
+//! topk(
+//!     View::contiguous(&logits, [2, 4])?,
+//!     1,
+//!     2,
+//!     Direction::Decreasing,
+//!     ViewMut::contiguous(&mut values, [2, 2])?,
+//!     ViewMut::contiguous(&mut indices, [2, 2])?,
+//!     &mut scratch,
+//! )?;
+//! assert_eq!(indices, [1, 3, 1, 2]); // a tie keeps the lower position first; NaN is the largest
+//! assert_eq!(values[..2], [2.5, 2.5]);
+//! assert!(values[2].is_nan() && values[3] == 7.0);
+//! # Ok::<(), topk_kernels::Error>(())
+//! ```
+//!
+//! # Why this crate
+//! - **Exact** on every input: one total order (SPEC.md §2) realised as unsigned integer keys, so ties,
+//!   NaN payloads, signed zeros and integer extremes all follow one rule, identical in every engine.
+//! - **No copies, no allocation**: inputs are strided views (permuted, stepped, broadcast, reversed);
+//!   outputs are strided views you own; working memory is a scratch slice you own
+//!   ([`scratch_len`]) or the stack ([`topk_on_stack`]). `#![no_std]`, no `alloc`.
+//! - **Never panics on a request**: every bad shape, stride, axis, K or index type is an [`Error`]
+//!   reported before anything is written.
+//! - **Splittable**: a validated [`TopK`] plan runs on any range of its sequences, or splits into
+//!   `Send` halves for your own thread pool.
+//!
+//! # Types
+//! Values: `f32`, `f64`, [`half::f16`], [`half::bf16`], `i8`..`i64`, `u8`..`u64` ([`Element`]).
+//! Indices: `u32`, `u64`, `i32`, `i64` ([`Index`]).
+//!
+//! # Features
+//! - `std` (default): `Error` implements `std::error::Error`. Without it the crate is `#![no_std]` and
+//!   builds for bare-metal targets such as `thumbv7em-none-eabihf`.
+//!
+//! # Memory
+//! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences.
+//! Stack: a few hundred bytes of frames; [`topk_on_stack`] adds `32 · K_MAX` bytes. No recursion other
+//! than `core`'s bounded selection and sort.
+#![cfg_attr(not(feature = "std"), no_std)]
+
+mod arch;
+mod element;
+mod entry;
+mod error;
+mod index;
+pub mod naive;
+mod topk;
+mod view;
+
+pub use element::{Element, Key};
+pub use error::{Error, Tensor};
+pub use half::{bf16, f16};
+pub use index::Index;
+pub use topk::{Backend, Direction, TopK, scratch_len, topk, topk_on_stack};
+pub use view::{Layout, MAX_RANK, View, ViewMut, padded_axis};

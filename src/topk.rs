@@ -1,0 +1,438 @@
+//! The public entry: validate a request once into a [`TopK`] plan, then run it on all or part of its
+//! sequences with an engine picked once per call.
+
+use core::marker::PhantomData;
+use core::ops::Range;
+use core::ptr::NonNull;
+
+use crate::element::Element;
+use crate::entry::{Entry, packs_in_one_word};
+use crate::error::{Error, Tensor};
+use crate::view::{Layout, View, ViewMut};
+use crate::{Index, arch, naive};
+
+/// Which elements come first (SPEC.md §1). Ties go to the lower position in both directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// The K smallest, ascending (DML_AXIS_DIRECTION_INCREASING, ONNX `largest=0`).
+    Increasing,
+    /// The K largest, descending (DML_AXIS_DIRECTION_DECREASING, ONNX `largest=1`).
+    Decreasing,
+}
+
+/// The engine that selects within each sequence. All give identical results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// The fastest engine this CPU has for the request's shape.
+    Auto,
+    /// The reference of [`crate::naive`]: O(n·K), no scratch.
+    Naive,
+    /// The portable threshold filter, one element at a time.
+    Scalar,
+}
+
+impl Backend {
+    /// Every backend, in the order of the command line's `--backend`.
+    pub const ALL: [Backend; 3] = [Backend::Auto, Backend::Naive, Backend::Scalar];
+
+    /// The lowercase name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Naive => "naive",
+            Backend::Scalar => "scalar",
+        }
+    }
+
+    /// The backend named `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The concrete engine `Auto` stands for on this CPU; others stand for themselves.
+    pub fn resolve(self) -> Backend {
+        match self {
+            Backend::Auto => Backend::Scalar,
+            other => other,
+        }
+    }
+}
+
+/// Scratch words the engines need to select `k` of a sequence of `len` elements of type `T`.
+///
+/// The buffer holds `min(len, 2k)` candidates of one word each (two for 64-bit types or sequences over
+/// 2^32 elements); it is reused for every sequence of a call.
+///
+/// ```
+/// assert_eq!(topk_kernels::scratch_len::<f32>(1_000_000, 100), 200);
+/// assert_eq!(topk_kernels::scratch_len::<f64>(1_000_000, 100), 400);
+/// assert_eq!(topk_kernels::scratch_len::<u8>(10, 8), 10);
+/// ```
+pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
+    let words = if packs_in_one_word(<T::Key as crate::Key>::BITS, len) { 1 } else { 2 };
+    arch::scalar::candidates(len, k) * words
+}
+
+/// Selects the first `k` elements of every sequence along `axis` (SPEC.md §1).
+///
+/// Validates everything first; on error nothing is written. `scratch` needs
+/// [`scratch_len`]`::<T>(input.sizes()[axis], k)` words.
+///
+/// ```
+/// use topk_kernels::{Direction, View, ViewMut, scratch_len, topk};
+/// let x = [0.0f32, 1.0, 10.0, 11.0, 3.0, 2.0, 9.0, 8.0, 4.0, 5.0, 6.0, 7.0];
+/// let (mut values, mut indices) = ([0.0f32; 6], [0u32; 6]);
+/// let mut scratch = [0u64; 4];
+/// assert!(scratch.len() >= scratch_len::<f32>(4, 2));
+/// topk(
+///     View::contiguous(&x, [1, 1, 3, 4])?,
+///     3,
+///     2,
+///     Direction::Decreasing,
+///     ViewMut::contiguous(&mut values, [1, 1, 3, 2])?,
+///     ViewMut::contiguous(&mut indices, [1, 1, 3, 2])?,
+///     &mut scratch,
+/// )?;
+/// assert_eq!(values, [11.0, 10.0, 9.0, 8.0, 7.0, 6.0]);
+/// assert_eq!(indices, [3, 2, 2, 3, 3, 2]);
+/// # Ok::<(), topk_kernels::Error>(())
+/// ```
+pub fn topk<T: Element, I: Index, const D: usize>(
+    input: View<'_, T, D>,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    values: ViewMut<'_, T, D>,
+    indices: ViewMut<'_, I, D>,
+    scratch: &mut [u64],
+) -> Result<(), Error> {
+    TopK::new(input, axis, k, direction, values, indices)?.run(scratch)
+}
+
+/// [`topk`] with its scratch on the stack: `32 · K_MAX` bytes, for `k <= K_MAX`.
+///
+/// For callers without a heap that know a bound on K at compile time. A larger `k` is
+/// [`Error::Scratch`].
+///
+/// ```
+/// use topk_kernels::{Direction, View, ViewMut, topk_on_stack};
+/// let x = [5u8, 1, 4, 1, 5, 9, 2, 6];
+/// let (mut v, mut i) = ([0u8; 3], [0u32; 3]);
+/// topk_on_stack::<4, _, _, 1>(
+///     View::contiguous(&x, [8])?,
+///     0,
+///     3,
+///     Direction::Increasing,
+///     ViewMut::contiguous(&mut v, [3])?,
+///     ViewMut::contiguous(&mut i, [3])?,
+/// )?;
+/// assert_eq!((v, i), ([1, 1, 2], [1, 3, 6]));
+/// # Ok::<(), topk_kernels::Error>(())
+/// ```
+pub fn topk_on_stack<const K_MAX: usize, T: Element, I: Index, const D: usize>(
+    input: View<'_, T, D>,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    values: ViewMut<'_, T, D>,
+    indices: ViewMut<'_, I, D>,
+) -> Result<(), Error> {
+    // 2·K_MAX candidates of at most two words.
+    let mut scratch = [[0u64; 4]; K_MAX];
+    topk(input, axis, k, direction, values, indices, scratch.as_flattened_mut())
+}
+
+/// A validated request: run it whole, on a range of its sequences, or split it across threads.
+///
+/// Sequences are numbered in row-major order of the coordinates other than `axis`.
+///
+/// ```
+/// use topk_kernels::{Backend, Direction, TopK, View, ViewMut};
+/// let x: Vec<i32> = (0..64).map(|i| (i * 37) % 64).collect();
+/// let (mut v, mut i) = (vec![0i32; 16], vec![0u64; 16]);
+/// let plan = TopK::new(
+///     View::contiguous(&x, [8, 8])?,
+///     1,
+///     2,
+///     Direction::Decreasing,
+///     ViewMut::contiguous(&mut v, [8, 2])?,
+///     ViewMut::contiguous(&mut i, [8, 2])?,
+/// )?;
+/// let words = plan.scratch_len();
+/// let (mut low, mut high) = plan.split_at(4)?;
+/// std::thread::scope(|s| {
+///     s.spawn(move || low.run(&mut vec![0; words]).unwrap());
+///     s.spawn(move || high.run(&mut vec![0; words]).unwrap());
+/// });
+/// assert_eq!((&v[..2], &i[..2]), (&[57, 47][..], &[5, 3][..])); // row 0: 0 37 10 47 20 57 30 3
+/// # Ok::<(), topk_kernels::Error>(())
+/// ```
+pub struct TopK<'a, T: Element, I: Index, const D: usize> {
+    input: View<'a, T, D>,
+    values: Output<'a, T, D>,
+    indices: Output<'a, I, D>,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    /// The sequences this plan covers, in the numbering of the whole request.
+    sequences: Range<usize>,
+}
+
+// SAFETY: a plan reads its input through a shared borrow and writes only the output elements of its own
+// sequences; plans made by `split_at` cover disjoint sequences, and a validated output view maps distinct
+// coordinates to distinct elements, so two plans on two threads never touch the same element.
+unsafe impl<T: Element, I: Index, const D: usize> Send for TopK<'_, T, I, D> {}
+
+impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
+    /// Validates a request (SPEC.md §5). Nothing is written, whatever the result.
+    pub fn new(
+        input: View<'a, T, D>,
+        axis: usize,
+        k: usize,
+        direction: Direction,
+        values: ViewMut<'a, T, D>,
+        indices: ViewMut<'a, I, D>,
+    ) -> Result<Self, Error> {
+        let sizes = input.sizes();
+        let Some(&len) = sizes.get(axis) else {
+            return Err(Error::Axis { axis, rank: D });
+        };
+        if k > len {
+            return Err(Error::K { k, len, axis });
+        }
+        for (tensor, output) in [(Tensor::Values, values.layout), (Tensor::Indices, indices.layout)] {
+            for (dim, (&expected, &actual)) in sizes.iter().zip(&output.sizes()).enumerate() {
+                let expected = if dim == axis { k } else { expected };
+                if actual != expected {
+                    return Err(Error::OutputSize { tensor, dim, expected, actual });
+                }
+            }
+        }
+        if len > 0 && (len - 1) as u64 > I::MAX_POSITION {
+            return Err(Error::IndexType { len, max: I::MAX_POSITION });
+        }
+        let count = if k == 0 { 0 } else { input.layout().elements() / len.max(1) };
+        Ok(TopK {
+            input,
+            values: Output::new(values),
+            indices: Output::new(indices),
+            axis,
+            k,
+            direction,
+            sequences: 0..count,
+        })
+    }
+
+    /// Number of sequences this plan covers (0 when K is 0 or the tensor is empty).
+    pub fn sequences(&self) -> usize {
+        self.sequences.len()
+    }
+
+    /// Length of each sequence (the input's size along the axis).
+    pub fn sequence_len(&self) -> usize {
+        self.input.sizes()[self.axis]
+    }
+
+    /// K.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Scratch words [`run`](Self::run) needs.
+    pub fn scratch_len(&self) -> usize {
+        scratch_len::<T>(self.sequence_len(), self.k)
+    }
+
+    /// Splits into the first `mid` sequences and the rest: two plans that may run on two threads.
+    pub fn split_at(self, mid: usize) -> Result<(Self, Self), Error> {
+        let Range { start, end } = self.sequences;
+        if mid > end - start {
+            return Err(Error::Sequences { start: mid, end: mid, count: end - start });
+        }
+        let low = TopK { sequences: start..start + mid, ..self.duplicate() };
+        let high = TopK { sequences: start + mid..end, ..self };
+        Ok((low, high))
+    }
+
+    /// Runs every sequence of this plan with the fastest engine.
+    pub fn run(&mut self, scratch: &mut [u64]) -> Result<(), Error> {
+        self.run_sequences(0..self.sequences(), Backend::Auto, scratch)
+    }
+
+    /// Runs sequences `range` (numbered from 0 within this plan) with `backend`.
+    ///
+    /// Checks the range, the backend and the scratch length before writing anything.
+    pub fn run_sequences(&mut self, range: Range<usize>, backend: Backend, scratch: &mut [u64]) -> Result<(), Error> {
+        let count = self.sequences();
+        if range.start > range.end || range.end > count {
+            return Err(Error::Sequences { start: range.start, end: range.end, count });
+        }
+        let backend = backend.resolve();
+        let needed = match backend {
+            Backend::Naive => 0,
+            _ => self.scratch_len(),
+        };
+        if scratch.len() < needed {
+            return Err(Error::Scratch { needed, given: scratch.len() });
+        }
+        let first = self.sequences.start + range.start;
+        let sequences = first..self.sequences.start + range.end;
+        let packed = packs_in_one_word(<T::Key as crate::Key>::BITS, self.sequence_len());
+        match backend {
+            Backend::Naive => self.each_sequence(sequences, |seq, k, flip, emit| naive::select(seq, k, flip, emit)),
+            _ if packed => self.with_buffer::<u64>(sequences, &mut scratch[..needed]),
+            _ => self.with_buffer::<[u64; 2]>(sequences, &mut scratch[..needed]),
+        }
+        Ok(())
+    }
+
+    fn with_buffer<E: Entry>(&mut self, sequences: Range<usize>, scratch: &mut [u64]) {
+        let buffer = E::from_words(scratch);
+        self.each_sequence(sequences, |seq, k, flip, emit| arch::scalar::select(seq, k, flip, buffer, emit));
+    }
+
+    /// Walks `sequences` in order, lets `select` report each one's positions, and writes the outputs.
+    fn each_sequence(
+        &mut self,
+        sequences: Range<usize>,
+        mut select: impl FnMut(&Sequence<'_, T>, usize, u64, &mut dyn FnMut(usize, usize)),
+    ) {
+        if sequences.is_empty() {
+            return;
+        }
+        let axis = self.axis;
+        let sizes = self.input.sizes();
+        let len = sizes[axis];
+        let input = *self.input.layout();
+        let flip = self.direction.flip::<T::Key>();
+        let values_step = self.values.layout.strides()[axis];
+        let indices_step = self.indices.layout.strides()[axis];
+        let mut coord = coordinates(sizes, axis, sequences.start);
+        for _ in sequences {
+            let seq = Sequence {
+                data: self.input.data(),
+                start: input.address(&coord),
+                stride: input.strides()[axis],
+                len,
+            };
+            let values_start = self.values.layout.address(&coord);
+            let indices_start = self.indices.layout.address(&coord);
+            let (values, indices) = (&self.values, &self.indices);
+            select(&seq, self.k, flip, &mut |rank, position| {
+                debug_assert!(rank < self.k && position < len, "rank {rank} position {position}");
+                let rank = rank as isize;
+                // SAFETY: `coord` is a coordinate of the outputs with 0 along the axis, and rank < k is a
+                // coordinate along it, so both addresses were validated; position < len is a coordinate
+                // of the input sequence.
+                unsafe {
+                    values.write(values_start + rank * values_step, seq.get(position));
+                    indices.write(indices_start + rank * indices_step, I::from_position(position));
+                }
+            });
+            advance(&mut coord, &sizes, axis);
+        }
+    }
+
+    /// A second handle on the same borrows; only `split_at` uses it, and narrows both to disjoint ranges.
+    fn duplicate(&self) -> Self {
+        TopK {
+            input: self.input,
+            values: self.values.duplicate(),
+            indices: self.indices.duplicate(),
+            axis: self.axis,
+            k: self.k,
+            direction: self.direction,
+            sequences: self.sequences.clone(),
+        }
+    }
+}
+
+/// The coordinates of sequence `number` (row-major over the dimensions other than `axis`), 0 on `axis`.
+fn coordinates<const D: usize>(sizes: [usize; D], axis: usize, mut number: usize) -> [usize; D] {
+    let mut coord = [0; D];
+    for d in (0..D).rev() {
+        if d != axis && sizes[d] > 0 {
+            coord[d] = number % sizes[d];
+            number /= sizes[d];
+        }
+    }
+    coord
+}
+
+/// Moves `coord` to the next sequence.
+fn advance<const D: usize>(coord: &mut [usize; D], sizes: &[usize; D], axis: usize) {
+    for d in (0..D).rev() {
+        if d == axis {
+            continue;
+        }
+        coord[d] += 1;
+        if coord[d] < sizes[d] {
+            return;
+        }
+        coord[d] = 0;
+    }
+}
+
+/// One sequence of the input: `len` elements from address `start`, `stride` apart.
+pub(crate) struct Sequence<'a, T> {
+    data: &'a [T],
+    start: isize,
+    stride: isize,
+    len: usize,
+}
+
+impl<T: Copy> Sequence<'_, T> {
+    /// Number of elements.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The element at `position`.
+    ///
+    /// # Safety
+    /// `position < self.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self, position: usize) -> T {
+        debug_assert!(position < self.len, "position {position} of {}", self.len);
+        let address = self.start + position as isize * self.stride;
+        // SAFETY: the sequence is a line of a validated input layout, whose every coordinate's address is
+        // inside `data`, and position < len is a coordinate on it (the caller's precondition).
+        unsafe { *self.data.get_unchecked(address as usize) }
+    }
+}
+
+/// An output view reduced to a pointer, so that plans split by sequence can share it.
+struct Output<'a, T, const D: usize> {
+    data: NonNull<T>,
+    len: usize,
+    layout: Layout<D>,
+    borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T, const D: usize> Output<'a, T, D> {
+    fn new(view: ViewMut<'a, T, D>) -> Self {
+        Output {
+            len: view.data.len(),
+            data: NonNull::from(view.data).cast(),
+            layout: view.layout,
+            borrow: PhantomData,
+        }
+    }
+
+    fn duplicate(&self) -> Self {
+        Output { data: self.data, len: self.len, layout: self.layout, borrow: PhantomData }
+    }
+
+    /// Writes `value` at `address`.
+    ///
+    /// # Safety
+    /// `address` is the address of a coordinate of `layout`, and no other thread writes it.
+    #[inline(always)]
+    unsafe fn write(&self, address: isize, value: T) {
+        debug_assert!(0 <= address && (address as usize) < self.len, "address {address} of {}", self.len);
+        // SAFETY: validated layouts put every coordinate's address inside the borrowed slice.
+        unsafe { self.data.add(address as usize).write(value) }
+    }
+}

@@ -1,0 +1,286 @@
+//! Strided views of 1 to 8 dimensions over slices, validated once in the constructor.
+//!
+//! A view is a slice, `sizes[D]`, `strides[D]` in elements (DML_BUFFER_TENSOR_DESC's Strides, here signed so
+//! that reversed numpy views need no copy) and an element offset. The constructor proves, once, that every
+//! address `offset + Σ coord[d]·strides[d]` lies inside the slice without overflow (the rule of ndarray's
+//! `can_index_slice_with_strides`); the kernels rely on that and never check again.
+
+use crate::error::{Error, Tensor};
+
+/// The highest rank a view may have (DirectML's limit).
+pub const MAX_RANK: usize = 8;
+
+/// Sizes, strides and offset of a view whose every reachable address is known to fit a slice of `len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Layout<const D: usize> {
+    sizes: [usize; D],
+    strides: [isize; D],
+    offset: usize,
+}
+
+impl<const D: usize> Layout<D> {
+    const RANK_IS_SUPPORTED: () = assert!(D >= 1 && D <= MAX_RANK, "views have 1 to 8 dimensions");
+
+    /// Validates a layout for a slice of `len` elements. `tensor` only names the tensor in errors.
+    pub fn new(
+        tensor: Tensor,
+        sizes: [usize; D],
+        strides: [isize; D],
+        offset: usize,
+        len: usize,
+    ) -> Result<Self, Error> {
+        let () = Self::RANK_IS_SUPPORTED;
+        let overflow = Error::Overflow { tensor };
+        let mut elements = 1usize;
+        for &size in &sizes {
+            elements = elements.checked_mul(size).ok_or(overflow)?;
+        }
+        if elements > isize::MAX as usize {
+            return Err(overflow);
+        }
+        let layout = Layout { sizes, strides, offset };
+        if elements == 0 {
+            // No coordinate exists, so no address is reachable.
+            return Ok(layout);
+        }
+        let start = isize::try_from(offset).map_err(|_| overflow)?;
+        let (mut lowest, mut highest) = (start, start);
+        for (&size, &stride) in sizes.iter().zip(&strides) {
+            // `size - 1` fits isize because the element count does.
+            let reach = ((size - 1) as isize).checked_mul(stride).ok_or(overflow)?;
+            if reach < 0 {
+                lowest = lowest.checked_add(reach).ok_or(overflow)?;
+            } else {
+                highest = highest.checked_add(reach).ok_or(overflow)?;
+            }
+        }
+        if lowest < 0 || highest as usize >= len {
+            return Err(Error::OutOfBounds { tensor, lowest, highest, len });
+        }
+        Ok(layout)
+    }
+
+    /// Row-major strides for `sizes` (the last dimension contiguous), offset 0.
+    pub fn contiguous(tensor: Tensor, sizes: [usize; D], len: usize) -> Result<Self, Error> {
+        let () = Self::RANK_IS_SUPPORTED;
+        let mut strides = [0isize; D];
+        let mut step = 1isize;
+        for d in (0..D).rev() {
+            strides[d] = step;
+            // A zero size makes the view empty; later strides do not matter then.
+            let size = isize::try_from(sizes[d].max(1)).map_err(|_| Error::Overflow { tensor })?;
+            step = step.checked_mul(size).unwrap_or(isize::MAX);
+        }
+        Self::new(tensor, sizes, strides, 0, len)
+    }
+
+    /// Checks that no two coordinates map to one address (what an output view needs).
+    ///
+    /// The test is ndarray's sufficient one: ordered by |stride|, each dimension's stride must exceed the
+    /// reach of all smaller ones together. It accepts every permuted or stepped layout (e.g. u32 indices
+    /// every other word of a u64 buffer) and rejects zero strides on dimensions longer than 1. A few
+    /// exotic interleavings that happen not to collide (sizes `[3, 2]`, strides `[2, 3]`) are rejected too.
+    pub fn check_unaliased(&self, tensor: Tensor) -> Result<(), Error> {
+        if self.elements() == 0 {
+            return Ok(());
+        }
+        let mut dims = [0usize; D];
+        let mut used = 0;
+        for d in 0..D {
+            if self.sizes[d] > 1 {
+                if self.strides[d] == 0 {
+                    return Err(Error::Aliasing { tensor, dim: d });
+                }
+                dims[used] = d;
+                used += 1;
+            }
+        }
+        let dims = &mut dims[..used];
+        dims.sort_unstable_by_key(|&d| self.strides[d].unsigned_abs());
+        let mut reach = 0usize; // highest offset reachable by the smaller dimensions, all ≥ 0 here
+        for &d in dims.iter() {
+            let stride = self.strides[d].unsigned_abs();
+            if stride <= reach {
+                return Err(Error::Aliasing { tensor, dim: d });
+            }
+            // No overflow: the constructor bounded every reach by the slice length.
+            reach += (self.sizes[d] - 1) * stride;
+        }
+        Ok(())
+    }
+
+    /// Sizes of the dimensions.
+    pub fn sizes(&self) -> [usize; D] {
+        self.sizes
+    }
+
+    /// Strides of the dimensions, in elements.
+    pub fn strides(&self) -> [isize; D] {
+        self.strides
+    }
+
+    /// Element offset of coordinate zero.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Number of elements (the product of the sizes).
+    pub fn elements(&self) -> usize {
+        // Cannot overflow: the constructor checked the product.
+        self.sizes.iter().product()
+    }
+
+    /// Address of `coord`; every coordinate inside `sizes` gives one inside the slice.
+    #[inline]
+    pub(crate) fn address(&self, coord: &[usize; D]) -> isize {
+        let mut address = self.offset as isize;
+        for d in 0..D {
+            address += coord[d] as isize * self.strides[d];
+        }
+        address
+    }
+}
+
+impl Layout<MAX_RANK> {
+    /// A layout whose rank (1..=8) is known only at run time, padded in front to rank 8 with dimensions
+    /// of size 1: axis `a` of the original is axis [`padded_axis`]`(a, rank)` of the result, and the
+    /// elements, their order and their addresses are unchanged. `strides: None` means row-major.
+    pub fn padded(
+        tensor: Tensor,
+        sizes: &[usize],
+        strides: Option<&[isize]>,
+        offset: usize,
+        len: usize,
+    ) -> Result<Self, Error> {
+        let rank = sizes.len();
+        if !(1..=MAX_RANK).contains(&rank) || strides.is_some_and(|s| s.len() != rank) {
+            return Err(Error::Rank { rank });
+        }
+        let pad = MAX_RANK - rank;
+        let mut padded_sizes = [1usize; MAX_RANK];
+        padded_sizes[pad..].copy_from_slice(sizes);
+        match strides {
+            None => {
+                let row_major = Layout::contiguous(tensor, padded_sizes, len)?;
+                Layout::new(tensor, padded_sizes, row_major.strides, offset, len)
+            }
+            Some(strides) => {
+                let mut padded_strides = [0isize; MAX_RANK];
+                padded_strides[pad..].copy_from_slice(strides);
+                Layout::new(tensor, padded_sizes, padded_strides, offset, len)
+            }
+        }
+    }
+}
+
+/// Where axis `axis` of a rank-`rank` tensor lands after [`Layout::padded`]: `axis + 8 - rank`.
+///
+/// Out-of-range axes stay out of range (they are reported when the plan is made).
+pub fn padded_axis(axis: usize, rank: usize) -> usize {
+    axis.saturating_add(MAX_RANK.saturating_sub(rank))
+}
+
+/// A read-only strided view of `D` dimensions over a slice.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a, T, const D: usize> {
+    data: &'a [T],
+    layout: Layout<D>,
+}
+
+impl<'a, T, const D: usize> View<'a, T, D> {
+    /// A view with explicit strides (in elements) and offset; strides may be zero or negative.
+    ///
+    /// ```
+    /// use topk_kernels::View;
+    /// let data = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    /// // The transpose of a 2x3 row-major matrix, without a copy.
+    /// let t = View::new(&data, [3, 2], [1, 3], 0)?;
+    /// assert_eq!(t.sizes(), [3, 2]);
+    /// assert!(View::new(&data, [3, 2], [1, 4], 0).is_err()); // reaches element 6
+    /// # Ok::<(), topk_kernels::Error>(())
+    /// ```
+    pub fn new(data: &'a [T], sizes: [usize; D], strides: [isize; D], offset: usize) -> Result<Self, Error> {
+        let layout = Layout::new(Tensor::Input, sizes, strides, offset, data.len())?;
+        Ok(View { data, layout })
+    }
+
+    /// A row-major view of `sizes` at the start of `data` (which may be longer).
+    pub fn contiguous(data: &'a [T], sizes: [usize; D]) -> Result<Self, Error> {
+        let layout = Layout::contiguous(Tensor::Input, sizes, data.len())?;
+        Ok(View { data, layout })
+    }
+
+    /// The validated layout.
+    pub fn layout(&self) -> &Layout<D> {
+        &self.layout
+    }
+
+    /// Sizes of the dimensions.
+    pub fn sizes(&self) -> [usize; D] {
+        self.layout.sizes
+    }
+
+    /// The whole underlying slice.
+    pub fn data(&self) -> &'a [T] {
+        self.data
+    }
+}
+
+/// A writable strided view: like [`View`], and no two coordinates may share an element.
+#[derive(Debug)]
+pub struct ViewMut<'a, T, const D: usize> {
+    pub(crate) data: &'a mut [T],
+    pub(crate) layout: Layout<D>,
+}
+
+impl<'a, T> View<'a, T, MAX_RANK> {
+    /// A view of run-time rank (1..=8), padded to rank 8 as [`Layout::padded`] says.
+    pub fn padded(data: &'a [T], sizes: &[usize], strides: Option<&[isize]>, offset: usize) -> Result<Self, Error> {
+        let layout = Layout::padded(Tensor::Input, sizes, strides, offset, data.len())?;
+        Ok(View { data, layout })
+    }
+}
+
+impl<'a, T> ViewMut<'a, T, MAX_RANK> {
+    /// A writable view of run-time rank (1..=8), padded to rank 8 as [`Layout::padded`] says.
+    pub fn padded(
+        data: &'a mut [T],
+        sizes: &[usize],
+        strides: Option<&[isize]>,
+        offset: usize,
+    ) -> Result<Self, Error> {
+        let layout = Layout::padded(Tensor::Output, sizes, strides, offset, data.len())?;
+        layout.check_unaliased(Tensor::Output)?;
+        Ok(ViewMut { data, layout })
+    }
+}
+
+impl<'a, T, const D: usize> ViewMut<'a, T, D> {
+    /// A writable view with explicit strides and offset; it must not alias itself.
+    pub fn new(
+        data: &'a mut [T],
+        sizes: [usize; D],
+        strides: [isize; D],
+        offset: usize,
+    ) -> Result<Self, Error> {
+        let layout = Layout::new(Tensor::Output, sizes, strides, offset, data.len())?;
+        layout.check_unaliased(Tensor::Output)?;
+        Ok(ViewMut { data, layout })
+    }
+
+    /// A row-major writable view of `sizes` at the start of `data` (which may be longer).
+    pub fn contiguous(data: &'a mut [T], sizes: [usize; D]) -> Result<Self, Error> {
+        let layout = Layout::contiguous(Tensor::Output, sizes, data.len())?;
+        Ok(ViewMut { data, layout })
+    }
+
+    /// The validated layout.
+    pub fn layout(&self) -> &Layout<D> {
+        &self.layout
+    }
+
+    /// Sizes of the dimensions.
+    pub fn sizes(&self) -> [usize; D] {
+        self.layout.sizes
+    }
+}
