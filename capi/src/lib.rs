@@ -1,0 +1,1 @@
+//! C ABI for topk-kernels (work in progress).

@@ -1,0 +1,1 @@
+//! topk-kernels on the GPU (work in progress).
