@@ -17,7 +17,10 @@ pub(crate) trait Entry: Copy + Ord {
 impl Entry for u64 {
     #[inline(always)]
     fn new(key: u64, position: usize) -> Self {
-        debug_assert!(key >> 32 == 0 && (position as u64) >> 32 == 0, "packing {key:#x} at {position}");
+        debug_assert!(
+            key >> 32 == 0 && (position as u64) >> 32 == 0,
+            "packing {key:#x} at {position}"
+        );
         key << 32 | position as u64
     }
     #[inline(always)]

@@ -131,14 +131,24 @@ impl fmt::Display for Error {
             Error::K { k, len, axis } => {
                 write!(f, "K = {k} exceeds the axis length {len} of dimension {axis}")
             }
-            Error::OutputSize { tensor, dim, expected, actual } => write!(
+            Error::OutputSize {
+                tensor,
+                dim,
+                expected,
+                actual,
+            } => write!(
                 f,
                 "the {tensor} has size {actual} in dimension {dim}; it must be {expected}"
             ),
             Error::Overflow { tensor } => {
                 write!(f, "the {tensor} view's sizes and strides overflow an address")
             }
-            Error::OutOfBounds { tensor, lowest, highest, len } => write!(
+            Error::OutOfBounds {
+                tensor,
+                lowest,
+                highest,
+                len,
+            } => write!(
                 f,
                 "the {tensor} view reaches elements {lowest} to {highest} but its slice has {len} elements"
             ),

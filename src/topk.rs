@@ -70,7 +70,11 @@ impl Backend {
 /// assert_eq!(topk_kernels::scratch_len::<u8>(10, 8), 10);
 /// ```
 pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
-    let words = if packs_in_one_word(<T::Key as crate::Key>::BITS, len) { 1 } else { 2 };
+    let words = if packs_in_one_word(<T::Key as crate::Key>::BITS, len) {
+        1
+    } else {
+        2
+    };
     arch::scalar::candidates(len, k) * words
 }
 
@@ -205,14 +209,26 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             for (dim, (&expected, &actual)) in sizes.iter().zip(&output.sizes()).enumerate() {
                 let expected = if dim == axis { k } else { expected };
                 if actual != expected {
-                    return Err(Error::OutputSize { tensor, dim, expected, actual });
+                    return Err(Error::OutputSize {
+                        tensor,
+                        dim,
+                        expected,
+                        actual,
+                    });
                 }
             }
         }
         if len > 0 && (len - 1) as u64 > I::MAX_POSITION {
-            return Err(Error::IndexType { len, max: I::MAX_POSITION });
+            return Err(Error::IndexType {
+                len,
+                max: I::MAX_POSITION,
+            });
         }
-        let count = if k == 0 { 0 } else { input.layout().elements() / len.max(1) };
+        let count = if k == 0 {
+            0
+        } else {
+            input.layout().elements() / len.max(1)
+        };
         Ok(TopK {
             input,
             values: Output::new(values),
@@ -248,10 +264,20 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     pub fn split_at(self, mid: usize) -> Result<(Self, Self), Error> {
         let Range { start, end } = self.sequences;
         if mid > end - start {
-            return Err(Error::Sequences { start: mid, end: mid, count: end - start });
+            return Err(Error::Sequences {
+                start: mid,
+                end: mid,
+                count: end - start,
+            });
         }
-        let low = TopK { sequences: start..start + mid, ..self.duplicate() };
-        let high = TopK { sequences: start + mid..end, ..self };
+        let low = TopK {
+            sequences: start..start + mid,
+            ..self.duplicate()
+        };
+        let high = TopK {
+            sequences: start + mid..end,
+            ..self
+        };
         Ok((low, high))
     }
 
@@ -266,7 +292,11 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     pub fn run_sequences(&mut self, range: Range<usize>, backend: Backend, scratch: &mut [u64]) -> Result<(), Error> {
         let count = self.sequences();
         if range.start > range.end || range.end > count {
-            return Err(Error::Sequences { start: range.start, end: range.end, count });
+            return Err(Error::Sequences {
+                start: range.start,
+                end: range.end,
+                count,
+            });
         }
         let backend = backend.resolve();
         let needed = match backend {
@@ -274,7 +304,10 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             _ => self.scratch_len(),
         };
         if scratch.len() < needed {
-            return Err(Error::Scratch { needed, given: scratch.len() });
+            return Err(Error::Scratch {
+                needed,
+                given: scratch.len(),
+            });
         }
         let first = self.sequences.start + range.start;
         let sequences = first..self.sequences.start + range.end;
@@ -289,7 +322,9 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
 
     fn with_buffer<E: Entry>(&mut self, sequences: Range<usize>, scratch: &mut [u64]) {
         let buffer = E::from_words(scratch);
-        self.each_sequence(sequences, |seq, k, flip, emit| arch::scalar::select(seq, k, flip, buffer, emit));
+        self.each_sequence(sequences, |seq, k, flip, emit| {
+            arch::scalar::select(seq, k, flip, buffer, emit)
+        });
     }
 
     /// Walks `sequences` in order, lets `select` report each one's positions, and writes the outputs.
@@ -422,7 +457,12 @@ impl<'a, T, const D: usize> Output<'a, T, D> {
     }
 
     fn duplicate(&self) -> Self {
-        Output { data: self.data, len: self.len, layout: self.layout, borrow: PhantomData }
+        Output {
+            data: self.data,
+            len: self.len,
+            layout: self.layout,
+            borrow: PhantomData,
+        }
     }
 
     /// Writes `value` at `address`.
@@ -431,7 +471,11 @@ impl<'a, T, const D: usize> Output<'a, T, D> {
     /// `address` is the address of a coordinate of `layout`, and no other thread writes it.
     #[inline(always)]
     unsafe fn write(&self, address: isize, value: T) {
-        debug_assert!(0 <= address && (address as usize) < self.len, "address {address} of {}", self.len);
+        debug_assert!(
+            0 <= address && (address as usize) < self.len,
+            "address {address} of {}",
+            self.len
+        );
         // SAFETY: validated layouts put every coordinate's address inside the borrowed slice.
         unsafe { self.data.add(address as usize).write(value) }
     }

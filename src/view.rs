@@ -55,7 +55,12 @@ impl<const D: usize> Layout<D> {
             }
         }
         if lowest < 0 || highest as usize >= len {
-            return Err(Error::OutOfBounds { tensor, lowest, highest, len });
+            return Err(Error::OutOfBounds {
+                tensor,
+                lowest,
+                highest,
+                len,
+            });
         }
         Ok(layout)
     }
@@ -243,12 +248,7 @@ impl<'a, T> View<'a, T, MAX_RANK> {
 
 impl<'a, T> ViewMut<'a, T, MAX_RANK> {
     /// A writable view of run-time rank (1..=8), padded to rank 8 as [`Layout::padded`] says.
-    pub fn padded(
-        data: &'a mut [T],
-        sizes: &[usize],
-        strides: Option<&[isize]>,
-        offset: usize,
-    ) -> Result<Self, Error> {
+    pub fn padded(data: &'a mut [T], sizes: &[usize], strides: Option<&[isize]>, offset: usize) -> Result<Self, Error> {
         let layout = Layout::padded(Tensor::Output, sizes, strides, offset, data.len())?;
         layout.check_unaliased(Tensor::Output)?;
         Ok(ViewMut { data, layout })
@@ -257,12 +257,7 @@ impl<'a, T> ViewMut<'a, T, MAX_RANK> {
 
 impl<'a, T, const D: usize> ViewMut<'a, T, D> {
     /// A writable view with explicit strides and offset; it must not alias itself.
-    pub fn new(
-        data: &'a mut [T],
-        sizes: [usize; D],
-        strides: [isize; D],
-        offset: usize,
-    ) -> Result<Self, Error> {
+    pub fn new(data: &'a mut [T], sizes: [usize; D], strides: [isize; D], offset: usize) -> Result<Self, Error> {
         let layout = Layout::new(Tensor::Output, sizes, strides, offset, data.len())?;
         layout.check_unaliased(Tensor::Output)?;
         Ok(ViewMut { data, layout })

@@ -36,7 +36,10 @@ pub(crate) fn select<T: Element, E: Entry>(
 ) {
     let n = seq.len();
     let capacity = buffer.len();
-    debug_assert!(1 <= k && k <= n && capacity == candidates(n, k), "k {k} n {n} capacity {capacity}");
+    debug_assert!(
+        1 <= k && k <= n && capacity == candidates(n, k),
+        "k {k} n {n} capacity {capacity}"
+    );
     for (position, slot) in buffer.iter_mut().enumerate() {
         // SAFETY: position < capacity <= n.
         *slot = E::new(ordered_key(unsafe { seq.get(position) }, flip), position);
