@@ -54,6 +54,7 @@
 #![cfg_attr(not(feature = "std"), no_std)]
 
 mod arch;
+mod candidates;
 mod element;
 mod entry;
 mod error;

@@ -9,7 +9,7 @@ use crate::element::Element;
 use crate::entry::{Entry, packs_in_one_word};
 use crate::error::{Error, Tensor};
 use crate::view::{Layout, View, ViewMut};
-use crate::{Index, arch, naive};
+use crate::{Index, arch, candidates, naive};
 
 /// Which elements come first (SPEC.md §1). Ties go to the lower position in both directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -75,7 +75,7 @@ pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
     } else {
         2
     };
-    arch::scalar::candidates(len, k) * words
+    candidates::capacity(len, k) * words
 }
 
 /// Selects the first `k` elements of every sequence along `axis` (SPEC.md §1).
