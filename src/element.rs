@@ -31,6 +31,8 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     type Key: Key;
     /// A short lowercase name: `f32`, `bf16`, `u8`, ...
     const NAME: &'static str;
+    /// Zero (all bits clear), to fill buffers with.
+    const ZERO: Self;
     /// The key of a value.
     fn key(self) -> Self::Key;
 }
@@ -54,6 +56,7 @@ macro_rules! unsigned_elements {
         impl Element for $t {
             type Key = $t;
             const NAME: &'static str = stringify!($t);
+            const ZERO: $t = 0;
             #[inline(always)]
             fn key(self) -> $t {
                 self
@@ -69,6 +72,7 @@ macro_rules! signed_elements {
         impl Element for $t {
             type Key = $k;
             const NAME: &'static str = stringify!($t);
+            const ZERO: $t = 0;
             #[inline(always)]
             fn key(self) -> $k {
                 (self as $k) ^ (1 << ($k::BITS - 1))
@@ -79,11 +83,12 @@ macro_rules! signed_elements {
 signed_elements!(i8 => u8, i16 => u16, i32 => u32, i64 => u64);
 
 macro_rules! float_elements {
-    ($($t:ident => $k:ident, $infinity:expr, $to_bits:expr;)*) => {$(
+    ($($t:ident => $k:ident, $infinity:expr, $to_bits:expr, $zero:expr;)*) => {$(
         impl sealed::Sealed for $t {}
         impl Element for $t {
             type Key = $k;
             const NAME: &'static str = stringify!($t);
+            const ZERO: $t = $zero;
             #[inline(always)]
             fn key(self) -> $k {
                 const SIGN: $k = 1 << ($k::BITS - 1);
@@ -103,10 +108,10 @@ macro_rules! float_elements {
     )*};
 }
 float_elements! {
-    f32 => u32, 0x7F80_0000, f32::to_bits;
-    f64 => u64, 0x7FF0_0000_0000_0000, f64::to_bits;
-    f16 => u16, 0x7C00, f16::to_bits;
-    bf16 => u16, 0x7F80, bf16::to_bits;
+    f32 => u32, 0x7F80_0000, f32::to_bits, 0.0;
+    f64 => u64, 0x7FF0_0000_0000_0000, f64::to_bits, 0.0;
+    f16 => u16, 0x7C00, f16::to_bits, f16::ZERO;
+    bf16 => u16, 0x7F80, bf16::to_bits, bf16::ZERO;
 }
 
 impl Direction {

@@ -110,6 +110,13 @@ pub enum Error {
         /// Number of sequences in the plan.
         count: usize,
     },
+    /// Two accumulators of different K or direction were merged.
+    Merge {
+        /// K of the accumulator merged into.
+        k: usize,
+        /// K of the other one.
+        other_k: usize,
+    },
     /// A backend this CPU (or this build) does not have.
     Backend {
         /// The backend's name.
@@ -167,6 +174,10 @@ impl fmt::Display for Error {
             Error::Sequences { start, end, count } => write!(
                 f,
                 "sequence range {start}..{end} is outside the plan's {count} sequences"
+            ),
+            Error::Merge { k, other_k } => write!(
+                f,
+                "cannot merge an accumulator of K = {other_k} into one of K = {k} (K and direction must match)"
             ),
             Error::Backend { name } => write!(f, "the {name} backend is not available on this CPU"),
         }

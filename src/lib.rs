@@ -53,6 +53,7 @@
 //! than `core`'s bounded selection and sort.
 #![cfg_attr(not(feature = "std"), no_std)]
 
+mod accumulator;
 mod arch;
 mod candidates;
 mod element;
@@ -60,9 +61,12 @@ mod entry;
 mod error;
 mod index;
 pub mod naive;
+#[cfg(feature = "rayon")]
+pub mod parallel;
 mod topk;
 mod view;
 
+pub use accumulator::{Accumulator, Slot};
 pub use element::{Element, Key};
 pub use error::{Error, Tensor};
 pub use half::{bf16, f16};

@@ -384,7 +384,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
 }
 
 /// The coordinates of sequence `number` (row-major over the dimensions other than `axis`), 0 on `axis`.
-fn coordinates<const D: usize>(sizes: [usize; D], axis: usize, mut number: usize) -> [usize; D] {
+pub(crate) fn coordinates<const D: usize>(sizes: [usize; D], axis: usize, mut number: usize) -> [usize; D] {
     let mut coord = [0; D];
     for d in (0..D).rev() {
         if d != axis && sizes[d] > 0 {

@@ -278,4 +278,15 @@ impl<'a, T, const D: usize> ViewMut<'a, T, D> {
     pub fn sizes(&self) -> [usize; D] {
         self.layout.sizes
     }
+
+    /// A shorter-lived view of the same elements.
+    pub fn reborrow(&mut self) -> ViewMut<'_, T, D> {
+        ViewMut { data: &mut *self.data, layout: self.layout }
+    }
+
+    /// The line of `len` elements `stride` apart from `offset`, inside the same slice.
+    pub(crate) fn line(&mut self, len: usize, stride: isize, offset: usize) -> Result<ViewMut<'_, T, 1>, Error> {
+        let layout = Layout::new(Tensor::Output, [len], [stride], offset, self.data.len())?;
+        Ok(ViewMut { data: &mut *self.data, layout })
+    }
 }

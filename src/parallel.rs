@@ -1,0 +1,133 @@
+//! The operation on rayon's threads (feature `rayon`, which implies `std`).
+//!
+//! ```text
+//! sequences ≥ threads:  split the plan by sequences (TopK::split_at), halves on rayon::join
+//! else, long rows:      per sequence, cut the row into one piece per thread, select each piece's
+//!                       top K in parallel with the single-thread engine, merge them in an Accumulator
+//! else:                 one thread
+//! ```
+//! This module allocates: scratch per task and the pieces' partial results (rayon allocates anyway).
+//! Results are bit-identical to [`crate::topk`]: the accumulator's merge is exact in any order.
+
+use crate::accumulator::{Accumulator, Slot};
+use crate::element::Element;
+use crate::topk::{TopK, coordinates};
+use crate::{Direction, Error, Index, View, ViewMut, topk as topk_one_thread};
+
+/// Rows shorter than this are not worth cutting into pieces.
+const MIN_PIECE: usize = 1 << 15;
+
+/// [`crate::topk`] on the current rayon pool (install a pool to choose the thread count).
+///
+/// ```
+/// use topk_kernels::{Direction, View, ViewMut, parallel};
+/// let x: Vec<f32> = (0..1_000_000).map(|i| ((i * 7) % 1_000_000) as f32).collect(); // a permutation
+/// let (mut v, mut i) = (vec![0.0f32; 3], vec![0u32; 3]);
+/// let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// pool.install(|| {
+///     parallel::topk(
+///         View::contiguous(&x, [1_000_000])?,
+///         0,
+///         3,
+///         Direction::Decreasing,
+///         ViewMut::contiguous(&mut v, [3])?,
+///         ViewMut::contiguous(&mut i, [3])?,
+///     )
+/// })?;
+/// assert_eq!(v, [999_999.0, 999_998.0, 999_997.0]);
+/// # Ok::<(), topk_kernels::Error>(())
+/// ```
+pub fn topk<T: Element, I: Index, const D: usize>(
+    input: View<'_, T, D>,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    mut values: ViewMut<'_, T, D>,
+    mut indices: ViewMut<'_, I, D>,
+) -> Result<(), Error> {
+    let threads = rayon::current_num_threads();
+    let plan = TopK::new(input, axis, k, direction, values.reborrow(), indices.reborrow())?;
+    let len = plan.sequence_len();
+    if threads > 1 && plan.sequences() >= threads {
+        let grain = plan.sequences().div_ceil(threads * 4);
+        return run_split(plan, grain);
+    }
+    if threads > 1 && len >= 2 * MIN_PIECE && plan.sequences() > 0 {
+        let sequences = plan.sequences();
+        drop(plan);
+        for sequence in 0..sequences {
+            run_pieces(&input, axis, k, direction, &mut values, &mut indices, sequence, threads)?;
+        }
+        return Ok(());
+    }
+    let mut plan = plan;
+    plan.run(&mut vec![0; plan.scratch_len()])
+}
+
+/// Runs `plan` in pieces of about `grain` sequences across the pool.
+fn run_split<T: Element, I: Index, const D: usize>(mut plan: TopK<'_, T, I, D>, grain: usize) -> Result<(), Error> {
+    if plan.sequences() <= grain.max(1) {
+        return plan.run(&mut vec![0; plan.scratch_len()]);
+    }
+    let mid = plan.sequences() / 2;
+    let (low, high) = plan.split_at(mid)?;
+    let (a, b) = rayon::join(|| run_split(low, grain), || run_split(high, grain));
+    a.and(b)
+}
+
+/// One long sequence: each piece's top K on its own thread, merged, written.
+#[allow(clippy::too_many_arguments)]
+fn run_pieces<T: Element, I: Index, const D: usize>(
+    input: &View<'_, T, D>,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    values: &mut ViewMut<'_, T, D>,
+    indices: &mut ViewMut<'_, I, D>,
+    sequence: usize,
+    threads: usize,
+) -> Result<(), Error> {
+    let sizes = input.sizes();
+    let len = sizes[axis];
+    let coord = coordinates(sizes, axis, sequence);
+    let stride = input.layout().strides()[axis];
+    let start = input.layout().address(&coord);
+    let piece_len = len.div_ceil(threads).max(MIN_PIECE);
+    let starts: Vec<usize> = (0..len).step_by(piece_len).collect();
+    let partials: Vec<Result<(Vec<T>, Vec<u64>), Error>> = rayon_map(&starts, |&first| {
+        let piece = piece_len.min(len - first);
+        let view = View::new(input.data(), [piece], [stride], (start + first as isize * stride) as usize)?;
+        let kept = k.min(piece);
+        let (mut v, mut p) = (vec![T::ZERO; kept], vec![0u64; kept]);
+        let mut scratch = vec![0; crate::scratch_len::<T>(piece, kept)];
+        topk_one_thread(
+            view,
+            0,
+            kept,
+            direction,
+            ViewMut::contiguous(&mut v, [kept])?,
+            ViewMut::contiguous(&mut p, [kept])?,
+            &mut scratch,
+        )?;
+        Ok((v, p))
+    });
+    let mut slots = vec![Slot::EMPTY; Accumulator::<T>::slots_len(k)];
+    let mut merged = Accumulator::new(k, direction, &mut slots)?;
+    for (&first, partial) in starts.iter().zip(partials) {
+        let (v, p) = partial?;
+        for (value, position) in v.into_iter().zip(p) {
+            merged.offer_value(value, first as u64 + position);
+        }
+    }
+    let values_at = values.layout().address(&coord) as usize;
+    let indices_at = indices.layout().address(&coord) as usize;
+    let values_step = values.layout().strides()[axis];
+    let indices_step = indices.layout().strides()[axis];
+    merged.finish(values.line(k, values_step, values_at)?, indices.line(k, indices_step, indices_at)?)
+}
+
+/// `items.map(f)` across the pool, results in order.
+fn rayon_map<A: Sync, B: Send>(items: &[A], f: impl Fn(&A) -> B + Sync + Send) -> Vec<B> {
+    use rayon::prelude::*;
+    items.par_iter().map(f).collect()
+}

@@ -1,0 +1,135 @@
+//! The mergeable accumulator and the rayon path give exactly what one call gives.
+
+use quickcheck::{QuickCheck, TestResult};
+use topk_kernels::{Accumulator, Direction, Error, Slot, View, ViewMut, naive};
+
+/// Reference result of one sequence.
+fn reference(data: &[i16], k: usize, direction: Direction) -> (Vec<i16>, Vec<u64>) {
+    let (mut v, mut i) = (vec![0; k], vec![0; k]);
+    naive::topk(
+        View::contiguous(data, [data.len()]).unwrap(),
+        0,
+        k,
+        direction,
+        ViewMut::contiguous(&mut v, [k]).unwrap(),
+        ViewMut::contiguous(&mut i, [k]).unwrap(),
+    )
+    .unwrap();
+    (v, i)
+}
+
+fn finish(acc: Accumulator<'_, i16>, k: usize) -> (Vec<i16>, Vec<u64>) {
+    let (mut v, mut i) = (vec![0; k], vec![0; k]);
+    acc.finish(ViewMut::contiguous(&mut v, [k]).unwrap(), ViewMut::contiguous(&mut i, [k]).unwrap())
+        .unwrap();
+    (v, i)
+}
+
+/// Cut `data` at `cuts`, push the pieces into separate accumulators, merge them back to front.
+fn pieces_merged(data: &[i16], cuts: &[usize], k: usize, direction: Direction) -> (Vec<i16>, Vec<u64>) {
+    let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+    bounds.extend([0, data.len()]);
+    bounds.sort_unstable();
+    let mut buffers: Vec<Vec<Slot<i16>>> = bounds.windows(2).map(|_| vec![Slot::EMPTY; 2 * k]).collect();
+    let mut accs: Vec<Accumulator<'_, i16>> = Vec::new();
+    for (w, buf) in bounds.windows(2).zip(buffers.iter_mut()) {
+        let mut acc = Accumulator::new(k, direction, buf).unwrap();
+        acc.push_at(w[0] as u64, View::contiguous(&data[w[0]..w[1]], [w[1] - w[0]]).unwrap()).unwrap();
+        accs.push(acc);
+    }
+    let mut last = accs.pop().unwrap();
+    while let Some(acc) = accs.pop() {
+        last.merge(&acc).unwrap();
+    }
+    assert_eq!(last.seen(), data.len() as u64);
+    finish(last, k)
+}
+
+#[test]
+fn pieces_in_any_order_equal_one_call() {
+    fn prop(data: Vec<i16>, cuts: Vec<usize>, k: usize, decreasing: bool) -> TestResult {
+        if data.is_empty() {
+            return TestResult::discard();
+        }
+        // Few distinct values, so that ties cross the cuts.
+        let data: Vec<i16> = data.iter().map(|x| x % 5).collect();
+        let k = k % (data.len() + 1);
+        let direction = if decreasing { Direction::Decreasing } else { Direction::Increasing };
+        TestResult::from_bool(pieces_merged(&data, &cuts, k, direction) == reference(&data, k, direction))
+    }
+    QuickCheck::new().tests(500).quickcheck(prop as fn(Vec<i16>, Vec<usize>, usize, bool) -> TestResult);
+}
+
+#[test]
+fn sequential_pushes_of_a_strided_sequence() {
+    let data: Vec<i16> = (0..1000).map(|i| ((i * 7919) % 313) as i16 - 150).collect();
+    let mut slots = vec![Slot::EMPTY; 20];
+    let mut acc = Accumulator::new(10, Direction::Increasing, &mut slots).unwrap();
+    // The odd elements, in pieces of 37, through a stride-2 view each.
+    let odd: Vec<i16> = data.iter().skip(1).step_by(2).copied().collect();
+    for start in (0..500).step_by(37) {
+        let len = 37.min(500 - start);
+        acc.push(View::new(&data, [len], [2], 1 + 2 * start).unwrap()).unwrap();
+    }
+    assert_eq!(finish(acc, 10), reference(&odd, 10, Direction::Increasing));
+}
+
+#[test]
+fn accumulator_errors() {
+    let mut small = [Slot::<u8>::EMPTY; 3];
+    assert_eq!(Accumulator::new(2, Direction::Decreasing, &mut small).err(), Some(Error::Scratch { needed: 4, given: 3 }));
+    let (mut a, mut b) = ([Slot::<u8>::EMPTY; 4], [Slot::<u8>::EMPTY; 6]);
+    let mut two = Accumulator::new(2, Direction::Decreasing, &mut a).unwrap();
+    let three = Accumulator::new(3, Direction::Decreasing, &mut b).unwrap();
+    assert_eq!(two.merge(&three), Err(Error::Merge { k: 2, other_k: 3 }));
+    two.push(View::contiguous(&[1u8], [1]).unwrap()).unwrap();
+    let (mut v, mut i) = ([7u8; 2], [7u32; 2]);
+    let err = two.finish(ViewMut::contiguous(&mut v, [2]).unwrap(), ViewMut::contiguous(&mut i, [2]).unwrap());
+    assert_eq!(err, Err(Error::K { k: 2, len: 1, axis: 0 }));
+    assert_eq!((v, i), ([7; 2], [7; 2]), "nothing written on error");
+}
+
+#[cfg(feature = "rayon")]
+mod parallel {
+    use topk_kernels::{Direction, View, ViewMut, parallel, topk};
+
+    fn compare(sizes: [usize; 2], axis: usize, k: usize, threads: usize) {
+        let n: usize = sizes.iter().product();
+        let data: Vec<f32> = (0..n).map(|i| ((i * 2_654_435_761usize) % 1009) as f32 - 500.0).collect();
+        let mut out = sizes;
+        out[axis] = k;
+        let m: usize = out.iter().product();
+        let run = |parallel_run: bool| {
+            let (mut v, mut i) = (vec![0f32; m], vec![0u32; m]);
+            let input = View::contiguous(&data, sizes).unwrap();
+            let (values, indices) =
+                (ViewMut::contiguous(&mut v, out).unwrap(), ViewMut::contiguous(&mut i, out).unwrap());
+            if parallel_run {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| parallel::topk(input, axis, k, Direction::Decreasing, values, indices)).unwrap();
+            } else {
+                let mut scratch = vec![0; topk_kernels::scratch_len::<f32>(sizes[axis], k)];
+                topk(input, axis, k, Direction::Decreasing, values, indices, &mut scratch).unwrap();
+            }
+            (v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), i)
+        };
+        assert_eq!(run(true), run(false), "{sizes:?} axis {axis} k {k} threads {threads}");
+    }
+
+    #[test]
+    fn many_rows_split_by_sequence() {
+        for threads in [1, 2, 3] {
+            compare([64, 100], 1, 7, threads);
+            compare([64, 100], 0, 64, threads);
+        }
+    }
+
+    #[test]
+    fn long_rows_split_into_pieces() {
+        for threads in [2, 3] {
+            compare([1, 200_000], 1, 100, threads);
+            compare([2, 100_000], 1, 1000, threads);
+            compare([100_000, 1], 0, 5, threads);
+        }
+    }
+}
