@@ -28,7 +28,11 @@ pub struct Slot<T> {
 
 impl<T: Element> Slot<T> {
     /// A placeholder to fill buffers with (`[Slot::EMPTY; N]` or `vec![Slot::EMPTY; n]`).
-    pub const EMPTY: Slot<T> = Slot { key: 0, position: 0, value: T::ZERO };
+    pub const EMPTY: Slot<T> = Slot {
+        key: 0,
+        position: 0,
+        value: T::ZERO,
+    };
 
     #[inline(always)]
     fn order(&self, other: &Self) -> Ordering {
@@ -76,7 +80,10 @@ impl<'s, T: Element> Accumulator<'s, T> {
     pub fn new(k: usize, direction: Direction, slots: &'s mut [Slot<T>]) -> Result<Self, Error> {
         let needed = Self::slots_len(k);
         if slots.len() < needed {
-            return Err(Error::Scratch { needed, given: slots.len() });
+            return Err(Error::Scratch {
+                needed,
+                given: slots.len(),
+            });
         }
         Ok(Accumulator {
             slots: &mut slots[..needed],
@@ -103,14 +110,20 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// the caller keeps their positions distinct (a position given twice counts twice).
     pub fn push_at(&mut self, start: u64, chunk: View<'_, T, 1>) -> Result<(), Error> {
         let [len] = chunk.sizes();
-        let end = start.checked_add(len as u64).ok_or(Error::Overflow { tensor: Tensor::Input })?;
+        let end = start
+            .checked_add(len as u64)
+            .ok_or(Error::Overflow { tensor: Tensor::Input })?;
         let [stride] = chunk.layout().strides();
         let data = chunk.data();
         let mut address = chunk.layout().offset() as isize;
         for position in start..end {
             // The view's constructor proved every address of its one dimension inside `data`.
             if let Some(&value) = data.get(address as usize) {
-                self.offer(Slot { key: ordered_key(value, self.flip), position, value });
+                self.offer(Slot {
+                    key: ordered_key(value, self.flip),
+                    position,
+                    value,
+                });
             }
             address += stride;
         }
@@ -122,7 +135,10 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// Folds in another accumulator of the same sequence (K and direction must match).
     pub fn merge(&mut self, other: &Accumulator<'_, T>) -> Result<(), Error> {
         if other.k != self.k || other.flip != self.flip {
-            return Err(Error::Merge { k: self.k, other_k: other.k });
+            return Err(Error::Merge {
+                k: self.k,
+                other_k: other.k,
+            });
         }
         for &slot in &other.slots[..other.len] {
             self.offer(slot);
@@ -139,11 +155,20 @@ impl<'s, T: Element> Accumulator<'s, T> {
     pub fn finish<I: Index>(self, values: ViewMut<'_, T, 1>, indices: ViewMut<'_, I, 1>) -> Result<(), Error> {
         let k = self.k;
         if self.seen < k as u64 {
-            return Err(Error::K { k, len: self.seen as usize, axis: 0 });
+            return Err(Error::K {
+                k,
+                len: self.seen as usize,
+                axis: 0,
+            });
         }
         for (tensor, [actual]) in [(Tensor::Values, values.sizes()), (Tensor::Indices, indices.sizes())] {
             if actual != k {
-                return Err(Error::OutputSize { tensor, dim: 0, expected: k, actual });
+                return Err(Error::OutputSize {
+                    tensor,
+                    dim: 0,
+                    expected: k,
+                    actual,
+                });
             }
         }
         let kept = &mut self.slots[..self.len];
@@ -155,7 +180,10 @@ impl<'s, T: Element> Accumulator<'s, T> {
         if let Some(last) = best.iter().map(|s| s.position).max()
             && last > I::MAX_POSITION
         {
-            return Err(Error::IndexType { len: (last as usize).saturating_add(1), max: I::MAX_POSITION });
+            return Err(Error::IndexType {
+                len: (last as usize).saturating_add(1),
+                max: I::MAX_POSITION,
+            });
         }
         write_line(values, best.iter().map(|s| s.value));
         write_line(indices, best.iter().map(|s| I::from_position(s.position as usize)));
@@ -165,7 +193,11 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// Offers one element already selected elsewhere (a piece's own top K), at its sequence position.
     #[cfg(feature = "rayon")]
     pub(crate) fn offer_value(&mut self, value: T, position: u64) {
-        self.offer(Slot { key: ordered_key(value, self.flip), position, value });
+        self.offer(Slot {
+            key: ordered_key(value, self.flip),
+            position,
+            value,
+        });
         self.seen += 1;
     }
 

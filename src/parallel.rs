@@ -14,6 +14,9 @@ use crate::element::Element;
 use crate::topk::{TopK, coordinates};
 use crate::{Direction, Error, Index, View, ViewMut, topk as topk_one_thread};
 
+/// A piece's own top K: values and positions within the piece.
+type Partial<T> = (Vec<T>, Vec<u64>);
+
 /// Rows shorter than this are not worth cutting into pieces.
 const MIN_PIECE: usize = 1 << 15;
 
@@ -46,22 +49,22 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     mut indices: ViewMut<'_, I, D>,
 ) -> Result<(), Error> {
     let threads = rayon::current_num_threads();
-    let plan = TopK::new(input, axis, k, direction, values.reborrow(), indices.reborrow())?;
-    let len = plan.sequence_len();
-    if threads > 1 && plan.sequences() >= threads {
-        let grain = plan.sequences().div_ceil(threads * 4);
-        return run_split(plan, grain);
-    }
-    if threads > 1 && len >= 2 * MIN_PIECE && plan.sequences() > 0 {
-        let sequences = plan.sequences();
-        drop(plan);
-        for sequence in 0..sequences {
-            run_pieces(&input, axis, k, direction, &mut values, &mut indices, sequence, threads)?;
+    let (sequences, len) = {
+        let mut plan = TopK::new(input, axis, k, direction, values.reborrow(), indices.reborrow())?;
+        if threads == 1 || (plan.sequences() < threads && plan.sequence_len() < 2 * MIN_PIECE) {
+            return plan.run(&mut vec![0; plan.scratch_len()]);
         }
-        return Ok(());
+        if plan.sequences() >= threads {
+            let grain = plan.sequences().div_ceil(threads * 4);
+            return run_split(plan, grain);
+        }
+        (plan.sequences(), plan.sequence_len())
+    };
+    debug_assert!(len >= 2 * MIN_PIECE);
+    for sequence in 0..sequences {
+        run_pieces(&input, axis, k, direction, &mut values, &mut indices, sequence, threads)?;
     }
-    let mut plan = plan;
-    plan.run(&mut vec![0; plan.scratch_len()])
+    Ok(())
 }
 
 /// Runs `plan` in pieces of about `grain` sequences across the pool.
@@ -94,9 +97,14 @@ fn run_pieces<T: Element, I: Index, const D: usize>(
     let start = input.layout().address(&coord);
     let piece_len = len.div_ceil(threads).max(MIN_PIECE);
     let starts: Vec<usize> = (0..len).step_by(piece_len).collect();
-    let partials: Vec<Result<(Vec<T>, Vec<u64>), Error>> = rayon_map(&starts, |&first| {
+    let partials: Vec<Result<Partial<T>, Error>> = rayon_map(&starts, |&first| {
         let piece = piece_len.min(len - first);
-        let view = View::new(input.data(), [piece], [stride], (start + first as isize * stride) as usize)?;
+        let view = View::new(
+            input.data(),
+            [piece],
+            [stride],
+            (start + first as isize * stride) as usize,
+        )?;
         let kept = k.min(piece);
         let (mut v, mut p) = (vec![T::ZERO; kept], vec![0u64; kept]);
         let mut scratch = vec![0; crate::scratch_len::<T>(piece, kept)];
@@ -123,7 +131,10 @@ fn run_pieces<T: Element, I: Index, const D: usize>(
     let indices_at = indices.layout().address(&coord) as usize;
     let values_step = values.layout().strides()[axis];
     let indices_step = indices.layout().strides()[axis];
-    merged.finish(values.line(k, values_step, values_at)?, indices.line(k, indices_step, indices_at)?)
+    merged.finish(
+        values.line(k, values_step, values_at)?,
+        indices.line(k, indices_step, indices_at)?,
+    )
 }
 
 /// `items.map(f)` across the pool, results in order.

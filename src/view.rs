@@ -139,8 +139,8 @@ impl<const D: usize> Layout<D> {
     #[inline]
     pub(crate) fn address(&self, coord: &[usize; D]) -> isize {
         let mut address = self.offset as isize;
-        for d in 0..D {
-            address += coord[d] as isize * self.strides[d];
+        for (&c, &stride) in coord.iter().zip(&self.strides) {
+            address += c as isize * stride;
         }
         address
     }
@@ -281,12 +281,18 @@ impl<'a, T, const D: usize> ViewMut<'a, T, D> {
 
     /// A shorter-lived view of the same elements.
     pub fn reborrow(&mut self) -> ViewMut<'_, T, D> {
-        ViewMut { data: &mut *self.data, layout: self.layout }
+        ViewMut {
+            data: &mut *self.data,
+            layout: self.layout,
+        }
     }
 
     /// The line of `len` elements `stride` apart from `offset`, inside the same slice.
     pub(crate) fn line(&mut self, len: usize, stride: isize, offset: usize) -> Result<ViewMut<'_, T, 1>, Error> {
         let layout = Layout::new(Tensor::Output, [len], [stride], offset, self.data.len())?;
-        Ok(ViewMut { data: &mut *self.data, layout })
+        Ok(ViewMut {
+            data: &mut *self.data,
+            layout,
+        })
     }
 }

@@ -20,8 +20,11 @@ fn reference(data: &[i16], k: usize, direction: Direction) -> (Vec<i16>, Vec<u64
 
 fn finish(acc: Accumulator<'_, i16>, k: usize) -> (Vec<i16>, Vec<u64>) {
     let (mut v, mut i) = (vec![0; k], vec![0; k]);
-    acc.finish(ViewMut::contiguous(&mut v, [k]).unwrap(), ViewMut::contiguous(&mut i, [k]).unwrap())
-        .unwrap();
+    acc.finish(
+        ViewMut::contiguous(&mut v, [k]).unwrap(),
+        ViewMut::contiguous(&mut i, [k]).unwrap(),
+    )
+    .unwrap();
     (v, i)
 }
 
@@ -34,7 +37,8 @@ fn pieces_merged(data: &[i16], cuts: &[usize], k: usize, direction: Direction) -
     let mut accs: Vec<Accumulator<'_, i16>> = Vec::new();
     for (w, buf) in bounds.windows(2).zip(buffers.iter_mut()) {
         let mut acc = Accumulator::new(k, direction, buf).unwrap();
-        acc.push_at(w[0] as u64, View::contiguous(&data[w[0]..w[1]], [w[1] - w[0]]).unwrap()).unwrap();
+        acc.push_at(w[0] as u64, View::contiguous(&data[w[0]..w[1]], [w[1] - w[0]]).unwrap())
+            .unwrap();
         accs.push(acc);
     }
     let mut last = accs.pop().unwrap();
@@ -54,10 +58,16 @@ fn pieces_in_any_order_equal_one_call() {
         // Few distinct values, so that ties cross the cuts.
         let data: Vec<i16> = data.iter().map(|x| x % 5).collect();
         let k = k % (data.len() + 1);
-        let direction = if decreasing { Direction::Decreasing } else { Direction::Increasing };
+        let direction = if decreasing {
+            Direction::Decreasing
+        } else {
+            Direction::Increasing
+        };
         TestResult::from_bool(pieces_merged(&data, &cuts, k, direction) == reference(&data, k, direction))
     }
-    QuickCheck::new().tests(500).quickcheck(prop as fn(Vec<i16>, Vec<usize>, usize, bool) -> TestResult);
+    QuickCheck::new()
+        .tests(500)
+        .quickcheck(prop as fn(Vec<i16>, Vec<usize>, usize, bool) -> TestResult);
 }
 
 #[test]
@@ -77,14 +87,20 @@ fn sequential_pushes_of_a_strided_sequence() {
 #[test]
 fn accumulator_errors() {
     let mut small = [Slot::<u8>::EMPTY; 3];
-    assert_eq!(Accumulator::new(2, Direction::Decreasing, &mut small).err(), Some(Error::Scratch { needed: 4, given: 3 }));
+    assert_eq!(
+        Accumulator::new(2, Direction::Decreasing, &mut small).err(),
+        Some(Error::Scratch { needed: 4, given: 3 })
+    );
     let (mut a, mut b) = ([Slot::<u8>::EMPTY; 4], [Slot::<u8>::EMPTY; 6]);
     let mut two = Accumulator::new(2, Direction::Decreasing, &mut a).unwrap();
     let three = Accumulator::new(3, Direction::Decreasing, &mut b).unwrap();
     assert_eq!(two.merge(&three), Err(Error::Merge { k: 2, other_k: 3 }));
     two.push(View::contiguous(&[1u8], [1]).unwrap()).unwrap();
     let (mut v, mut i) = ([7u8; 2], [7u32; 2]);
-    let err = two.finish(ViewMut::contiguous(&mut v, [2]).unwrap(), ViewMut::contiguous(&mut i, [2]).unwrap());
+    let err = two.finish(
+        ViewMut::contiguous(&mut v, [2]).unwrap(),
+        ViewMut::contiguous(&mut i, [2]).unwrap(),
+    );
     assert_eq!(err, Err(Error::K { k: 2, len: 1, axis: 0 }));
     assert_eq!((v, i), ([7; 2], [7; 2]), "nothing written on error");
 }
@@ -95,18 +111,23 @@ mod parallel {
 
     fn compare(sizes: [usize; 2], axis: usize, k: usize, threads: usize) {
         let n: usize = sizes.iter().product();
-        let data: Vec<f32> = (0..n).map(|i| ((i * 2_654_435_761usize) % 1009) as f32 - 500.0).collect();
+        let data: Vec<f32> = (0..n)
+            .map(|i| ((i * 2_654_435_761usize) % 1009) as f32 - 500.0)
+            .collect();
         let mut out = sizes;
         out[axis] = k;
         let m: usize = out.iter().product();
         let run = |parallel_run: bool| {
             let (mut v, mut i) = (vec![0f32; m], vec![0u32; m]);
             let input = View::contiguous(&data, sizes).unwrap();
-            let (values, indices) =
-                (ViewMut::contiguous(&mut v, out).unwrap(), ViewMut::contiguous(&mut i, out).unwrap());
+            let (values, indices) = (
+                ViewMut::contiguous(&mut v, out).unwrap(),
+                ViewMut::contiguous(&mut i, out).unwrap(),
+            );
             if parallel_run {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                pool.install(|| parallel::topk(input, axis, k, Direction::Decreasing, values, indices)).unwrap();
+                pool.install(|| parallel::topk(input, axis, k, Direction::Decreasing, values, indices))
+                    .unwrap();
             } else {
                 let mut scratch = vec![0; topk_kernels::scratch_len::<f32>(sizes[axis], k)];
                 topk(input, axis, k, Direction::Decreasing, values, indices, &mut scratch).unwrap();
