@@ -73,3 +73,8 @@ pub use half::{bf16, f16};
 pub use index::Index;
 pub use topk::{Backend, Direction, TopK, scratch_len, topk, topk_on_stack};
 pub use view::{Layout, MAX_RANK, View, ViewMut, padded_axis};
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
