@@ -56,6 +56,7 @@
 mod accumulator;
 mod arch;
 mod candidates;
+mod cpu;
 mod element;
 mod entry;
 mod error;
@@ -64,6 +65,7 @@ pub mod naive;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 mod topk;
+mod vector;
 mod view;
 
 pub use accumulator::{Accumulator, Slot};

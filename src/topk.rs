@@ -28,13 +28,29 @@ pub enum Backend {
     Auto,
     /// The reference of [`crate::naive`]: O(n·K), no scratch.
     Naive,
-    /// The portable threshold filter, one element at a time.
+    /// The threshold filter, one element at a time.
     Scalar,
+    /// The block threshold filter on plain arrays the compiler vectorises: every target.
+    Portable,
+    /// The block threshold filter on AVX2 registers (x86_64).
+    Avx2,
+    /// The block threshold filter on AVX-512F registers (x86_64).
+    Avx512,
+    /// The block threshold filter on NEON registers (aarch64).
+    Neon,
 }
 
 impl Backend {
     /// Every backend, in the order of the command line's `--backend`.
-    pub const ALL: [Backend; 3] = [Backend::Auto, Backend::Naive, Backend::Scalar];
+    pub const ALL: [Backend; 7] = [
+        Backend::Auto,
+        Backend::Naive,
+        Backend::Scalar,
+        Backend::Portable,
+        Backend::Avx2,
+        Backend::Avx512,
+        Backend::Neon,
+    ];
 
     /// The lowercase name used on the command line.
     pub fn name(self) -> &'static str {
@@ -42,6 +58,10 @@ impl Backend {
             Backend::Auto => "auto",
             Backend::Naive => "naive",
             Backend::Scalar => "scalar",
+            Backend::Portable => "portable",
+            Backend::Avx2 => "avx2",
+            Backend::Avx512 => "avx512",
+            Backend::Neon => "neon",
         }
     }
 
@@ -50,10 +70,29 @@ impl Backend {
         Backend::ALL.into_iter().find(|b| b.name() == name)
     }
 
-    /// The concrete engine `Auto` stands for on this CPU; others stand for themselves.
+    /// Whether this CPU and build can run the backend (`Auto`, `Naive`, `Scalar` and `Portable` always
+    /// can). [`TopK::run_sequences`] answers [`Error::Backend`] for one that cannot.
+    ///
+    /// ```
+    /// use topk_kernels::Backend;
+    /// assert!(Backend::Portable.is_available());
+    /// assert!(!(Backend::Avx2.is_available() && Backend::Neon.is_available()));
+    /// ```
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Auto | Backend::Naive => true,
+            concrete => arch::Engine::new(concrete).is_some(),
+        }
+    }
+
+    /// The concrete engine `Auto` stands for on this CPU (the widest SIMD it has, else `Portable`);
+    /// others stand for themselves.
     pub fn resolve(self) -> Backend {
         match self {
-            Backend::Auto => Backend::Scalar,
+            Backend::Auto => [Backend::Avx512, Backend::Avx2, Backend::Neon]
+                .into_iter()
+                .find(|b| b.is_available())
+                .unwrap_or(Backend::Portable),
             other => other,
         }
     }
@@ -75,7 +114,8 @@ pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
     } else {
         2
     };
-    candidates::capacity(len, k) * words
+    // Saturating: huge `len` and `k` (possible with an empty tensor) must not overflow (fuzz finding 1).
+    candidates::capacity(len, k).saturating_mul(words)
 }
 
 /// Selects the first `k` elements of every sequence along `axis` (SPEC.md §1).
@@ -257,6 +297,10 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
 
     /// Scratch words [`run`](Self::run) needs.
     pub fn scratch_len(&self) -> usize {
+        if self.sequences.is_empty() {
+            // Nothing to run: an empty tensor with a huge axis needs no scratch (fuzz finding 2).
+            return 0;
+        }
         scratch_len::<T>(self.sequence_len(), self.k)
     }
 
@@ -299,9 +343,13 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             });
         }
         let backend = backend.resolve();
-        let needed = match backend {
-            Backend::Naive => 0,
-            _ => self.scratch_len(),
+        let engine = match backend {
+            Backend::Naive => None,
+            concrete => Some(arch::Engine::new(concrete).ok_or(Error::Backend { name: concrete.name() })?),
+        };
+        let needed = match engine {
+            None => 0,
+            Some(_) => self.scratch_len(),
         };
         if scratch.len() < needed {
             return Err(Error::Scratch {
@@ -312,18 +360,18 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let first = self.sequences.start + range.start;
         let sequences = first..self.sequences.start + range.end;
         let packed = packs_in_one_word(<T::Key as crate::Key>::BITS, self.sequence_len());
-        match backend {
-            Backend::Naive => self.each_sequence(sequences, |seq, k, flip, emit| naive::select(seq, k, flip, emit)),
-            _ if packed => self.with_buffer::<u64>(sequences, &mut scratch[..needed]),
-            _ => self.with_buffer::<[u64; 2]>(sequences, &mut scratch[..needed]),
+        match engine {
+            None => self.each_sequence(sequences, |seq, k, flip, emit| naive::select(seq, k, flip, emit)),
+            Some(engine) if packed => self.with_buffer::<u64>(engine, sequences, &mut scratch[..needed]),
+            Some(engine) => self.with_buffer::<[u64; 2]>(engine, sequences, &mut scratch[..needed]),
         }
         Ok(())
     }
 
-    fn with_buffer<E: Entry>(&mut self, sequences: Range<usize>, scratch: &mut [u64]) {
+    fn with_buffer<E: Entry>(&mut self, engine: arch::Engine, sequences: Range<usize>, scratch: &mut [u64]) {
         let buffer = E::from_words(scratch);
         self.each_sequence(sequences, |seq, k, flip, emit| {
-            arch::scalar::select(seq, k, flip, buffer, emit)
+            engine.select(seq, k, flip, buffer, emit)
         });
     }
 
@@ -422,6 +470,16 @@ impl<T: Copy> Sequence<'_, T> {
     #[inline(always)]
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// The elements as a slice, if they are adjacent in memory (stride 1, or fewer than two).
+    #[inline(always)]
+    pub(crate) fn contiguous(&self) -> Option<&[T]> {
+        if self.stride != 1 && self.len > 1 {
+            return None;
+        }
+        // A validated layout puts start..start + len inside `data`; `get` keeps this panic-free anyway.
+        self.data.get(usize::try_from(self.start).ok()?..)?.get(..self.len)
     }
 
     /// The element at `position`.

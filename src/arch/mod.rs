@@ -1,4 +1,76 @@
 //! The selection engines. Each takes one validated sequence and reports the positions of its first K
 //! elements in order; `topk.rs` does everything around that (validation, walking sequences, writing).
+//!
+//! - `scalar`: the threshold filter one element at a time (strided rows of every SIMD engine too);
+//! - `generic`: the block filter, written once over [`crate::vector::Vector`];
+//! - `all::portable`: `generic` on plain arrays, for every target;
+//! - `x86_64::{avx2, avx512}`, `aarch64::neon`: `generic` on each ISA's registers, behind a capability
+//!   token. The one `cfg` ladder choosing what is compiled is here; every SIMD arm says `not(miri)`.
 
+pub(crate) mod all;
+pub(crate) mod generic;
 pub(crate) mod scalar;
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+pub(crate) mod x86_64;
+
+#[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+pub(crate) mod aarch64;
+
+use crate::element::Element;
+use crate::entry::Entry;
+use crate::topk::{Backend, Sequence};
+
+/// A concrete engine, resolved (and its CPU support checked) once per call.
+#[derive(Clone, Copy)]
+pub(crate) enum Engine {
+    Scalar,
+    Portable,
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    Avx2(x86_64::avx2::Avx2),
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+    Avx512(x86_64::avx512::Avx512),
+    #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+    Neon(aarch64::neon::Neon),
+}
+
+impl Engine {
+    /// The engine behind a concrete backend (not `Auto`, not `Naive`), if this CPU and build have it.
+    pub(crate) fn new(backend: Backend) -> Option<Engine> {
+        match backend {
+            Backend::Scalar => Some(Engine::Scalar),
+            Backend::Portable => Some(Engine::Portable),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Backend::Avx2 => x86_64::avx2::Avx2::new().map(Engine::Avx2),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Backend::Avx512 => x86_64::avx512::Avx512::new().map(Engine::Avx512),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+            Backend::Neon => aarch64::neon::Neon::new().map(Engine::Neon),
+            _ => None,
+        }
+    }
+
+    /// Reports, through `emit(rank, position)`, the first `k` positions of `seq` in the order of `flip`.
+    ///
+    /// `buffer` holds `candidates::capacity(seq.len(), k)` entries and `1 <= k <= seq.len()`.
+    #[inline]
+    pub(crate) fn select<T: Element, E: Entry>(
+        self,
+        seq: &Sequence<'_, T>,
+        k: usize,
+        flip: u64,
+        buffer: &mut [E],
+        emit: &mut dyn FnMut(usize, usize),
+    ) {
+        match self {
+            Engine::Scalar => scalar::select(seq, k, flip, buffer, emit),
+            Engine::Portable => all::portable::select(seq, k, flip, buffer, emit),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx2(token) => token.select(seq, k, flip, buffer, emit),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx512(token) => token.select(seq, k, flip, buffer, emit),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+            Engine::Neon(token) => token.select(seq, k, flip, buffer, emit),
+        }
+    }
+}

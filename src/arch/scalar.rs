@@ -1,4 +1,4 @@
-//! Threshold filter, one element at a time: the portable engine and the fallback of the SIMD ones.
+//! Threshold filter, one element at a time: the `scalar` backend, and the SIMD engines on strided rows.
 //!
 //! ```text
 //! push the first min(n, 2K) elements as (key, position)       // fills, then compacts once

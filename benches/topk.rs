@@ -1,0 +1,132 @@
+//! Criterion benchmarks: one group per data pattern (uniform, normal, ascending, descending, all-equal,
+//! NaN-heavy), f32 rows across the filter's thresholds (short rows where the head is most of the row,
+//! long rows where the block scan dominates, K small and K > n/16), every engine this CPU has beside
+//! the dispatched one, and the reference on small sizes only. Each iteration's result is checked
+//! against the portable engine's, so a fast wrong engine fails instead of winning.
+//!
+//! `cargo bench --bench topk -- --test` runs every case once (the test command does).
+
+// `criterion_group!` and `criterion_main!` generate undocumented public functions.
+#![allow(missing_docs)]
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use topk_kernels::{Backend, Direction, TopK, View, ViewMut};
+
+/// (rows, row length, K): sizes around the engines' thresholds.
+const SHAPES: [(usize, usize, usize); 6] = [
+    (4096, 256, 8),       // MoE routing: short rows, head = 16 of 256
+    (1, 4096, 16),        // one medium row
+    (1, 1_000_000, 100),  // the long-row case of the issue
+    (32, 128_256, 50),    // LLM vocabulary
+    (1, 1_000_000, 1000), // large K, still < n/16
+    (256, 1024, 512),     // K > n/16: the buffer holds the whole row
+];
+
+#[derive(Clone, Copy)]
+enum Pattern {
+    Uniform,
+    Normal,
+    Ascending,
+    Descending,
+    Equal,
+    NanMix,
+}
+
+impl Pattern {
+    fn name(self) -> &'static str {
+        match self {
+            Pattern::Uniform => "uniform",
+            Pattern::Normal => "normal",
+            Pattern::Ascending => "ascending",
+            Pattern::Descending => "descending",
+            Pattern::Equal => "equal",
+            Pattern::NanMix => "nan-mix",
+        }
+    }
+
+    fn data(self, len: usize) -> Vec<f32> {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32
+        };
+        (0..len)
+            .map(|i| match self {
+                Pattern::Uniform => uniform(),
+                // Irwin-Hall: the sum of four uniforms is close enough to normal for timing.
+                Pattern::Normal => uniform() + uniform() + uniform() + uniform() - 2.0,
+                Pattern::Ascending => i as f32,
+                Pattern::Descending => (len - i) as f32,
+                Pattern::Equal => 1.0,
+                Pattern::NanMix if uniform() < 0.25 => f32::from_bits(0x7FC0_0000 | i as u32 & 0xFFFF),
+                Pattern::NanMix => uniform(),
+            })
+            .collect()
+    }
+}
+
+/// Runs `backend` and returns the indices (the values follow from them).
+fn run(data: &[f32], rows: usize, n: usize, k: usize, backend: Backend, out: &mut (Vec<f32>, Vec<u32>)) {
+    let mut plan = TopK::new(
+        View::contiguous(data, [rows, n]).unwrap(),
+        1,
+        k,
+        Direction::Decreasing,
+        ViewMut::contiguous(&mut out.0, [rows, k]).unwrap(),
+        ViewMut::contiguous(&mut out.1, [rows, k]).unwrap(),
+    )
+    .unwrap();
+    let mut scratch = vec![0u64; plan.scratch_len()];
+    let all = 0..plan.sequences();
+    plan.run_sequences(all, backend, &mut scratch).unwrap();
+}
+
+fn patterns(c: &mut Criterion) {
+    let engines: Vec<Backend> = [
+        Backend::Auto,
+        Backend::Scalar,
+        Backend::Portable,
+        Backend::Avx2,
+        Backend::Avx512,
+    ]
+    .into_iter()
+    .chain([Backend::Neon])
+    .filter(|b| b.is_available())
+    .collect();
+    for pattern in [
+        Pattern::Uniform,
+        Pattern::Normal,
+        Pattern::Ascending,
+        Pattern::Descending,
+        Pattern::Equal,
+        Pattern::NanMix,
+    ] {
+        let mut group = c.benchmark_group(pattern.name());
+        group.sample_size(10);
+        for (rows, n, k) in SHAPES {
+            let data = pattern.data(rows * n);
+            let mut expected = (vec![0.0; rows * k], vec![0u32; rows * k]);
+            run(&data, rows, n, k, Backend::Portable, &mut expected);
+            group.throughput(Throughput::Elements((rows * n) as u64));
+            let naive_ok = rows * n * k <= 1 << 22;
+            let backends = engines.iter().copied().chain(naive_ok.then_some(Backend::Naive));
+            for backend in backends {
+                let id = BenchmarkId::new(backend.name(), format!("{rows}x{n}_k{k}"));
+                let mut out = (vec![0.0; rows * k], vec![0u32; rows * k]);
+                group.bench_function(id, |b| {
+                    b.iter(|| {
+                        run(black_box(&data), rows, n, k, backend, &mut out);
+                        assert_eq!(out.1, expected.1, "{} disagrees", backend.name());
+                    })
+                });
+            }
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, patterns);
+criterion_main!(benches);

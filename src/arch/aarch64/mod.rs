@@ -1,0 +1,3 @@
+//! aarch64 engines.
+
+pub(crate) mod neon;

@@ -1,0 +1,234 @@
+//! NEON: four 32-bit or two 64-bit lanes per register; compares give all-ones lanes. NEON has no
+//! `movemask`: `any` is a horizontal max, and the bits (needed only when a lane passes) a weighted sum.
+
+use core::arch::aarch64::*;
+
+use crate::arch::generic;
+use crate::element::Element;
+use crate::entry::Entry;
+use crate::topk::Sequence;
+use crate::vector::Vector;
+
+/// Proof that this target has NEON: only [`Neon::new`] makes one.
+#[derive(Clone, Copy)]
+pub(crate) struct Neon(());
+
+impl Neon {
+    /// The token, if the target has NEON.
+    pub(crate) fn new() -> Option<Self> {
+        crate::cpu::has_neon().then_some(Neon(()))
+    }
+
+    /// Selects through the generic filter on NEON lanes. Same contract as `arch::scalar::select`.
+    pub(crate) fn select<T: Element, E: Entry>(
+        self,
+        seq: &Sequence<'_, T>,
+        k: usize,
+        flip: u64,
+        buffer: &mut [E],
+        emit: &mut dyn FnMut(usize, usize),
+    ) {
+        // SAFETY: the token exists, so the target has NEON.
+        unsafe { select(seq, k, flip, buffer, emit) }
+    }
+}
+
+/// # Safety
+/// The CPU has NEON.
+#[target_feature(enable = "neon")]
+unsafe fn select<T: Element, E: Entry>(
+    seq: &Sequence<'_, T>,
+    k: usize,
+    flip: u64,
+    buffer: &mut [E],
+    emit: &mut dyn FnMut(usize, usize),
+) {
+    generic::select::<U32x4, U64x2, T, E>(seq, k, flip, buffer, emit);
+}
+
+// The vectors below are only created inside `select` above, which runs only where NEON is present (the
+// token's invariant): that is the precondition every intrinsic call below relies on.
+
+#[derive(Clone, Copy)]
+struct U32x4(uint32x4_t);
+
+impl Vector for U32x4 {
+    const LANES: usize = 4;
+    type Mask = uint32x4_t;
+
+    #[inline(always)]
+    unsafe fn load<T>(ptr: *const T) -> Self {
+        match size_of::<T>() {
+            1 => {
+                // Exactly four bytes: a wider load could leave the row.
+                // SAFETY: the caller guarantees 4 readable bytes.
+                let word = unsafe { ptr.cast::<u32>().read_unaligned() };
+                // SAFETY: NEON is present (module invariant).
+                U32x4(unsafe { vmovl_u16(vget_low_u16(vmovl_u8(vcreate_u8(u64::from(word))))) })
+            }
+            // SAFETY: NEON is present (module invariant); the caller guarantees 8 readable bytes.
+            2 => U32x4(unsafe { vmovl_u16(vld1_u16(ptr.cast())) }),
+            // SAFETY: as above, 16 readable bytes.
+            _ => U32x4(unsafe { vld1q_u32(ptr.cast()) }),
+        }
+    }
+    #[inline(always)]
+    fn splat(value: u64) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vdupq_n_u32(value as u32) })
+    }
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vandq_u32(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { veorq_u32(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn eq(self, other: Self) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vceqq_u32(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt(self, other: Self) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcgtq_u32(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt(self, other: Self) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcltq_u32(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn float_le(self, limit: Self) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcleq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_lt(self, limit: Self) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcltq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_nle(self, limit: Self) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vmvnq_u32(vcleq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0))) }
+    }
+    #[inline(always)]
+    fn select(mask: uint32x4_t, yes: Self, no: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vbslq_u32(mask, yes.0, no.0) })
+    }
+    #[inline(always)]
+    fn or_mask(a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vorrq_u32(a, b) }
+    }
+    #[inline(always)]
+    fn any(mask: uint32x4_t) -> bool {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vmaxvq_u32(mask) != 0 }
+    }
+    #[inline(always)]
+    fn bits(mask: uint32x4_t) -> u64 {
+        let weights = Self::splat(0).0;
+        // SAFETY: NEON is present (module invariant).
+        let weights = unsafe { vsetq_lane_u32::<1>(2, vsetq_lane_u32::<2>(4, vsetq_lane_u32::<3>(8, weights))) };
+        // SAFETY: NEON is present (module invariant).
+        let weights = unsafe { vsetq_lane_u32::<0>(1, weights) };
+        // SAFETY: NEON is present (module invariant).
+        u64::from(unsafe { vaddvq_u32(vandq_u32(mask, weights)) })
+    }
+}
+
+#[derive(Clone, Copy)]
+struct U64x2(uint64x2_t);
+
+impl Vector for U64x2 {
+    const LANES: usize = 2;
+    type Mask = uint64x2_t;
+
+    #[inline(always)]
+    unsafe fn load<T>(ptr: *const T) -> Self {
+        debug_assert_eq!(size_of::<T>(), 8);
+        // SAFETY: NEON is present (module invariant); the caller guarantees 16 readable bytes.
+        U64x2(unsafe { vld1q_u64(ptr.cast()) })
+    }
+    #[inline(always)]
+    fn splat(value: u64) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U64x2(unsafe { vdupq_n_u64(value) })
+    }
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U64x2(unsafe { vandq_u64(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U64x2(unsafe { veorq_u64(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn eq(self, other: Self) -> uint64x2_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vceqq_u64(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt(self, other: Self) -> uint64x2_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcgtq_u64(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt(self, other: Self) -> uint64x2_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcltq_u64(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn float_le(self, limit: Self) -> uint64x2_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcleq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_lt(self, limit: Self) -> uint64x2_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcltq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_nle(self, limit: Self) -> uint64x2_t {
+        // NEON has no 64-bit NOT: XOR with all ones.
+        // SAFETY: NEON is present (module invariant).
+        unsafe {
+            veorq_u64(
+                vcleq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)),
+                vdupq_n_u64(u64::MAX),
+            )
+        }
+    }
+    #[inline(always)]
+    fn select(mask: uint64x2_t, yes: Self, no: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U64x2(unsafe { vbslq_u64(mask, yes.0, no.0) })
+    }
+    #[inline(always)]
+    fn or_mask(a: uint64x2_t, b: uint64x2_t) -> uint64x2_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vorrq_u64(a, b) }
+    }
+    #[inline(always)]
+    fn any(mask: uint64x2_t) -> bool {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vmaxvq_u32(vreinterpretq_u32_u64(mask)) != 0 }
+    }
+    #[inline(always)]
+    fn bits(mask: uint64x2_t) -> u64 {
+        // SAFETY: NEON is present (module invariant).
+        let low = unsafe { vgetq_lane_u64::<0>(mask) };
+        // SAFETY: NEON is present (module invariant).
+        let high = unsafe { vgetq_lane_u64::<1>(mask) };
+        (low & 1) | (high & 2)
+    }
+}

@@ -1,0 +1,582 @@
+//! The block threshold filter, written once over [`Vector`] for every ISA.
+//!
+//! ```text
+//! for each block of UNROLL vectors of a contiguous row:
+//!     keys  = key(raw bits) ^ flip                      // SPEC §2 as lane-wise bit operations
+//!     if no key < limit: next block                     // the common case: one compare, one branch
+//!     else push the passing lanes, in position order, into the candidate buffer (scalar)
+//! limit = min(threshold of the buffer, sample bound + 1); 0 means nothing can enter: stop early
+//! ```
+//! Tricks:
+//! - f32/f64 lanes are not keyed at all: the limit is turned into the float it stands for once, and
+//!   the block test is one IEEE compare per vector ([`float_limit`]); the other types' keys are
+//!   computed exactly in the lanes (f16/bf16: sign → flip, -0 → +0, NaN → all ones; signed: sign bit
+//!   flipped) and compared unsigned. Passing lanes are re-keyed by the scalar code, so the lane test
+//!   may only ever pass too much, never too little;
+//! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
+//! - the row's end is one more full block ending at the last element, its already-seen lanes masked
+//!   off (no scalar tail: on 256-element rows the tail was a fifth of the row);
+//! - K <= 16 keeps the best K sorted on the stack ([`Sorted`]): a push is an insertion, and the
+//!   threshold is exact from the K-th element on, instead of the shared buffer's compaction every K
+//!   pushes;
+//! - once the threshold is the smallest key (e.g. K NaNs found when selecting `Decreasing`, or K
+//!   copies of the best value) no later element can enter, and the scan stops;
+//! - adversarial rows (ascending data selected `Decreasing`: every element beats the last K) would push
+//!   every element and compact the buffer every K pushes. When pushes outrun a budget, the engine
+//!   samples `64·K` evenly spaced elements, takes the K-th best sampled key `t` (at least K elements
+//!   of the row have a key `<= t`, so nothing with a larger key is in the answer) and restarts with
+//!   `t + 1` as a second limit: about one element in 64 still passes instead of every one.
+//!   Measured on 1M ascending f32, K = 100: see BENCHMARKS.md.
+
+use core::mem::size_of;
+
+use crate::arch::scalar;
+use crate::candidates::Candidates;
+use crate::element::{Element, Key, ordered_key};
+use crate::entry::Entry;
+use crate::topk::Sequence;
+use crate::vector::Vector;
+
+/// Vectors per block: one compare-and-branch per `UNROLL · LANES` elements (at most 64 lanes, so a
+/// block's pass bits fit one `u64`).
+const UNROLL: usize = 4;
+
+/// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
+/// the row.
+const BAIL_MIN_RATIO: usize = 256;
+
+/// Elements sampled per selected element when a row bails out.
+const SAMPLE_RATIO: usize = 64;
+
+const UNSIGNED: u8 = 0;
+const SIGNED: u8 = 1;
+const FLOAT: u8 = 2;
+/// f32 and f64: compared as floats against the value whose key is the limit (see [`float_limit`]).
+const NATIVE_FLOAT: u8 = 3;
+
+/// Selects with the block filter when the row is contiguous, with the scalar engine otherwise.
+///
+/// `V32` serves 8-, 16- and 32-bit elements, `V64` 64-bit ones. Same contract as [`scalar::select`].
+#[inline(always)]
+pub(crate) fn select<V32: Vector, V64: Vector, T: Element, E: Entry>(
+    seq: &Sequence<'_, T>,
+    k: usize,
+    flip: u64,
+    buffer: &mut [E],
+    emit: &mut dyn FnMut(usize, usize),
+) {
+    let Some(row) = seq.contiguous() else {
+        return scalar::select(seq, k, flip, buffer, emit);
+    };
+    if size_of::<T>() == 8 {
+        by_kind::<V64, T, E>(row, k, flip, buffer, emit);
+    } else {
+        by_kind::<V32, T, E>(row, k, flip, buffer, emit);
+    }
+}
+
+#[inline(always)]
+fn by_kind<V: Vector, T: Element, E: Entry>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    buffer: &mut [E],
+    emit: &mut dyn FnMut(usize, usize),
+) {
+    let map = KeyMap::of::<T>();
+    match map.kind {
+        UNSIGNED => filter_row::<V, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
+        SIGNED => filter_row::<V, T, E, SIGNED>(row, k, flip, &map, buffer, emit),
+        FLOAT if size_of::<T>() >= 4 => filter_row::<V, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
+        _ => filter_row::<V, T, E, FLOAT>(row, k, flip, &map, buffer, emit),
+    }
+}
+
+/// The filter, with one restart from a sampled bound if the first pass bails out.
+#[inline(always)]
+fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    buffer: &mut [E],
+    emit: &mut dyn FnMut(usize, usize),
+) {
+    let may_bail = row.len() / BAIL_MIN_RATIO >= k;
+    let done = if k <= SMALL_K {
+        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, None, may_bail, Sorted::new(k), emit)
+    } else {
+        filter::<V, T, Candidates<'_, E>, KIND>(row, k, flip, map, None, may_bail, Candidates::new(buffer, k), emit)
+    };
+    if done {
+        return;
+    }
+    let bound = sample_bound(row, k, flip, buffer);
+    // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
+    let cap = (bound < map.ones).then_some(bound + 1);
+    let done = if k <= SMALL_K {
+        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, false, Sorted::new(k), emit)
+    } else {
+        filter::<V, T, Candidates<'_, E>, KIND>(row, k, flip, map, cap, false, Candidates::new(buffer, k), emit)
+    };
+    debug_assert!(done, "a pass that may not bail finishes");
+}
+
+/// The K-th best key among `SAMPLE_RATIO · k` evenly spaced elements of `row`.
+///
+/// At least K elements of the row have a key at most this, so no element with a larger key is among
+/// the row's first K.
+fn sample_bound<T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E]) -> u64 {
+    let samples = (k * SAMPLE_RATIO).min(row.len());
+    let step = row.len() / samples;
+    let mut candidates = Candidates::new(buffer, k);
+    for position in (0..samples).map(|i| i * step) {
+        offer(&mut candidates, ordered_key(row[position], flip), position, None);
+    }
+    candidates.finish().last().map_or(u64::MAX, |entry| entry.key())
+}
+
+/// Pushes `key` if it can still be among the first K.
+#[inline(always)]
+fn offer(candidates: &mut impl Pool, key: u64, position: usize, cap: Option<u64>) -> bool {
+    let passes = limit(candidates, cap).is_none_or(|limit| key < limit);
+    if passes {
+        candidates.push(key, position);
+    }
+    passes
+}
+
+/// Keys must be strictly below this to enter; `None` while everything enters.
+#[inline(always)]
+fn limit(candidates: &impl Pool, cap: Option<u64>) -> Option<u64> {
+    let threshold = candidates.threshold();
+    match (threshold, cap) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// One pass of the block filter over `row`, keys below `cap` only (when given). Reports the first K
+/// through `emit` and returns true, or returns false without reporting if `may_bail` and the filter
+/// stopped filtering.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
+fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    cap: Option<u64>,
+    may_bail: bool,
+    mut candidates: P,
+    emit: &mut dyn FnMut(usize, usize),
+) -> bool {
+    let n = row.len();
+    let lanes = Lanes::<V>::new(map, flip);
+    let block = V::LANES * UNROLL;
+    let mut position = 0;
+    let mut pushed = 0usize;
+    let mut exhausted = false;
+    while position < n {
+        // A full block from `position`; at the end of the row, the last full block of the row with its
+        // first `done` lanes (already seen) masked off, rather than a scalar tail.
+        let full = n - position >= block;
+        let (start, done) = if full {
+            (position, 0)
+        } else {
+            (
+                n.saturating_sub(block),
+                position.saturating_sub(n.saturating_sub(block)),
+            )
+        };
+        match limit(&candidates, cap) {
+            _ if !full && n < block => break,
+            None if !full => break,
+            None => {
+                // Filling the buffer: one element at a time, so that the vectors take over (at any
+                // alignment) as soon as the first compaction sets a threshold.
+                candidates.push(ordered_key(row[position], flip), position);
+                position += 1;
+                continue;
+            }
+            Some(0) => {
+                // Nothing is below the smallest key: the K kept are final.
+                exhausted = true;
+                break;
+            }
+            Some(limit) => {
+                let (limit, test) = if KIND == NATIVE_FLOAT {
+                    float_limit(limit, flip, map)
+                } else {
+                    (limit, FloatTest::Less)
+                };
+                let limit = V::splat(limit);
+                let mut masks = [V::eq(limit, limit); UNROLL];
+                for (u, mask) in masks.iter_mut().enumerate() {
+                    // SAFETY: start + block <= n (block = UNROLL·LANES), so the u-th vector of the block is
+                    // inside `row`; T is one of the crate's element types, of the lane's width or less.
+                    let raw = unsafe { V::load(row.as_ptr().add(start + u * V::LANES)) };
+                    *mask = match KIND {
+                        NATIVE_FLOAT => match test {
+                            FloatTest::Less => raw.float_lt(limit),
+                            FloatTest::LessOrEqual => raw.float_le(limit),
+                            FloatTest::NotLessOrEqual => raw.float_nle(limit),
+                        },
+                        _ => keys::<V, KIND>(raw, &lanes).lt(limit),
+                    };
+                }
+                let any = masks.iter().fold(V::lt(limit, limit), |a, &b| V::or_mask(a, b));
+                if V::any(any) {
+                    let mut bits = 0u64;
+                    for (u, &mask) in masks.iter().enumerate() {
+                        bits |= V::bits(mask) << (u * V::LANES);
+                    }
+                    // done < block <= 64.
+                    bits &= u64::MAX << done;
+                    while bits != 0 {
+                        let p = start + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        pushed += usize::from(offer(&mut candidates, ordered_key(row[p], flip), p, cap));
+                    }
+                    if may_bail && pushed > bail_budget(k, position) {
+                        return false;
+                    }
+                }
+            }
+        }
+        position = start + block;
+    }
+    if !exhausted {
+        for (p, &value) in row.iter().enumerate().skip(position) {
+            offer(&mut candidates, ordered_key(value, flip), p, cap);
+        }
+    }
+    candidates.report(emit);
+    true
+}
+
+/// Where the filter keeps its candidates: the shared buffer, or for small K a sorted array.
+trait Pool {
+    /// Appends a candidate (positions in increasing order).
+    fn push(&mut self, key: u64, position: usize);
+    /// The K-th best key so far, once there is one: only keys strictly below it can still enter.
+    fn threshold(&self) -> Option<u64>;
+    /// Reports the best K, in order.
+    fn report(self, emit: &mut dyn FnMut(usize, usize));
+}
+
+impl<E: Entry> Pool for Candidates<'_, E> {
+    #[inline(always)]
+    fn push(&mut self, key: u64, position: usize) {
+        Candidates::push(self, key, position);
+    }
+    #[inline(always)]
+    fn threshold(&self) -> Option<u64> {
+        self.filtering().then(|| Candidates::threshold(self))
+    }
+    fn report(self, emit: &mut dyn FnMut(usize, usize)) {
+        for (rank, entry) in self.finish().iter().enumerate() {
+            emit(rank, entry.position());
+        }
+    }
+}
+
+/// K at most this keeps its candidates sorted on the stack (`SMALL_K` entries of 16 bytes at most).
+const SMALL_K: usize = 16;
+
+/// The best K so far, sorted: a push is an insertion (K moves at most) instead of the buffer's
+/// compaction every K pushes, and the threshold is exact from the K-th element on. Short rows with
+/// small K (MoE routing: n = 256, K = 8) spend most of their time in those compactions otherwise.
+struct Sorted<E> {
+    best: [E; SMALL_K],
+    len: usize,
+    k: usize,
+}
+
+impl<E: Entry> Sorted<E> {
+    #[inline(always)]
+    fn new(k: usize) -> Self {
+        debug_assert!((1..=SMALL_K).contains(&k), "k {k}");
+        Sorted {
+            best: [E::new(0, 0); SMALL_K],
+            len: 0,
+            k: k.min(SMALL_K),
+        }
+    }
+}
+
+impl<E: Entry> Pool for Sorted<E> {
+    #[inline(always)]
+    fn push(&mut self, key: u64, position: usize) {
+        let entry = E::new(key, position);
+        if self.len == self.k {
+            // Full: the entry must beat the K-th (a tie loses: its position is later).
+            if entry >= self.best[self.k - 1] {
+                return;
+            }
+            self.len -= 1;
+        }
+        let mut i = self.len;
+        while i > 0 && self.best[i - 1] > entry {
+            self.best[i] = self.best[i - 1];
+            i -= 1;
+        }
+        self.best[i] = entry;
+        self.len += 1;
+    }
+    #[inline(always)]
+    fn threshold(&self) -> Option<u64> {
+        (self.len == self.k).then(|| self.best[self.k - 1].key())
+    }
+    fn report(self, emit: &mut dyn FnMut(usize, usize)) {
+        for (rank, entry) in self.best[..self.len].iter().enumerate() {
+            emit(rank, entry.position());
+        }
+    }
+}
+
+/// Pushes allowed before `position` before the filter counts as failing: random data pushes about
+/// `K · ln(position / K)`, ascending data every element.
+#[inline(always)]
+fn bail_budget(k: usize, position: usize) -> usize {
+    8 * k + position / 64
+}
+
+/// How f32/f64 lanes are compared with the float a limit stands for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FloatTest {
+    /// `x < v` (false for NaN).
+    Less,
+    /// `x <= v` (false for NaN).
+    LessOrEqual,
+    /// `!(x <= v)` (true for NaN).
+    NotLessOrEqual,
+}
+
+/// The bits of a float `v`, and the comparison, that pass exactly the elements whose flipped key is
+/// below `limit` — the key transform moved from every element to the one limit.
+///
+/// Keys are monotone in the total order of SPEC §2, which is IEEE order with -0 == +0 and NaN above
+/// everything; IEEE compares tie the zeros already, so only NaN and the one key no value has (just below
+/// +0's, where -0 would have gone) need care:
+/// - `Increasing`: key(x) < L iff x < v for v the value of key L (the hole inverts to -0: x < -0 is
+///   exactly "negative"); when L is above +inf's key every non-NaN passes: x <= +inf.
+/// - `Decreasing`: key(x) > M (M = L ^ ones) iff x > v or x is NaN, with the hole taken as the key
+///   just below it (the smallest negative subnormal) and M at or above +inf's key meaning "NaN only".
+#[inline(always)]
+fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTest) {
+    let infinity_key = map.infinity | map.sign;
+    let hole = map.sign - 1;
+    let value = |key: u64| {
+        if key >= map.sign {
+            key ^ map.sign
+        } else {
+            !key & map.ones
+        }
+    };
+    if flip == 0 {
+        if limit > infinity_key {
+            (map.infinity, FloatTest::LessOrEqual)
+        } else {
+            (value(limit), FloatTest::Less)
+        }
+    } else {
+        let key = limit ^ map.ones;
+        let key = if key == hole { hole - 1 } else { key };
+        (value(key.min(infinity_key)), FloatTest::NotLessOrEqual)
+    }
+}
+
+/// How raw bits become keys for one element type, probed from [`Element::key`] itself so that the
+/// lanes can never disagree with the scalar keys.
+pub(crate) struct KeyMap {
+    kind: u8,
+    sign: u64,
+    ones: u64,
+    infinity: u64,
+}
+
+impl KeyMap {
+    #[inline(always)]
+    fn of<T: Element>() -> KeyMap {
+        let bits = 8 * size_of::<T>() as u32;
+        let ones = u64::MAX >> (64 - bits);
+        let sign = 1u64 << (bits - 1);
+        let key = |raw: u64| from_bits::<T>(raw).key().widen();
+        let kind = if key(0) == 0 {
+            UNSIGNED
+        } else if key(sign) == 0 {
+            SIGNED
+        } else {
+            FLOAT
+        };
+        // The largest finite magnitude's successor: IEEE infinity (f16 and bf16 share a width).
+        let infinity = match bits {
+            16 if key(0x7C01) == ones => 0x7C00,
+            16 => 0x7F80,
+            32 => 0x7F80_0000,
+            _ => 0x7FF0_0000_0000_0000,
+        };
+        KeyMap {
+            kind,
+            sign,
+            ones,
+            infinity,
+        }
+    }
+}
+
+/// The value of `T` with the raw bits `raw` (truncated to T's width).
+#[inline(always)]
+fn from_bits<T: Element>(raw: u64) -> T {
+    match size_of::<T>() {
+        // `Element` is sealed to the primitive integers and floats and half's `repr(transparent)`
+        // f16/bf16, for which every bit pattern of their size is a valid value, and each arm reads exactly
+        // size_of::<T>() bytes of a source of that size.
+        // SAFETY: see above.
+        1 => unsafe { core::mem::transmute_copy(&(raw as u8)) },
+        // SAFETY: see above.
+        2 => unsafe { core::mem::transmute_copy(&(raw as u16)) },
+        // SAFETY: see above.
+        4 => unsafe { core::mem::transmute_copy(&(raw as u32)) },
+        // SAFETY: see above (size 8).
+        _ => unsafe { core::mem::transmute_copy(&raw) },
+    }
+}
+
+/// The key map's constants broadcast once per row, with the direction's flip folded in.
+struct Lanes<V> {
+    flip: V,
+    sign_flip: V,
+    sign: V,
+    magnitude: V,
+    infinity: V,
+    negative_flip: V,
+}
+
+impl<V: Vector> Lanes<V> {
+    #[inline(always)]
+    fn new(map: &KeyMap, flip: u64) -> Self {
+        Lanes {
+            flip: V::splat(flip),
+            sign_flip: V::splat(map.sign ^ flip),
+            sign: V::splat(map.sign),
+            magnitude: V::splat(map.ones >> 1),
+            infinity: V::splat(map.infinity),
+            negative_flip: V::splat(map.ones ^ flip),
+        }
+    }
+}
+
+/// The flipped keys of raw lanes: [`crate::element`]'s transform, lane-wise.
+#[inline(always)]
+fn keys<V: Vector, const KIND: u8>(raw: V, c: &Lanes<V>) -> V {
+    match KIND {
+        UNSIGNED => raw.xor(c.flip),
+        SIGNED => raw.xor(c.sign_flip),
+        _ => {
+            // Negative: all bits flipped; positive: sign set (then the direction's flip on top).
+            let negative = raw.and(c.sign).eq(c.sign);
+            let key = raw.xor(V::select(negative, c.negative_flip, c.sign_flip));
+            // -0 ties with +0, whose key is the sign bit alone.
+            let key = V::select(raw.eq(c.sign), c.sign_flip, key);
+            // Every NaN is above +inf: all ones.
+            V::select(raw.and(c.magnitude).gt(c.infinity), c.negative_flip, key)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The float test of every limit near an interesting key passes exactly the keys below the limit:
+    /// the lanes' test is then exact for f32, not only a superset.
+    #[test]
+    fn float_limits_are_exact_for_f32() {
+        let map = KeyMap::of::<f32>();
+        let values: [u32; 14] = [
+            0,
+            0x8000_0000,
+            1,
+            0x8000_0001,
+            0x3F80_0000,
+            0xBF80_0000,
+            0x7F7F_FFFF,
+            0xFF7F_FFFF,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_0000,
+            0xFFC0_0001,
+            0x7F80_0001,
+            0x0080_0000,
+        ];
+        let keys = values.map(|v| u64::from(f32::from_bits(v).key()));
+        let mut limits: Vec<u64> = keys.iter().flat_map(|&k| [k.saturating_sub(1), k, k + 1]).collect();
+        limits.extend([0x7FFF_FFFF, 0x7FFF_FFFE, 0xFFFF_FFFE, 0xFFFF_FFFF, 0xFF80_0001, 1]);
+        for flip in [0, 0xFFFF_FFFF] {
+            for &limit in limits.iter().filter(|&&l| (1..=0xFFFF_FFFF).contains(&l)) {
+                let (v, test) = float_limit(limit, flip, &map);
+                let v = f32::from_bits(v as u32);
+                for &x in &values {
+                    let want = (u64::from(f32::from_bits(x).key()) ^ flip) < limit;
+                    let x = f32::from_bits(x);
+                    let got = match test {
+                        FloatTest::Less => x < v,
+                        FloatTest::LessOrEqual => x <= v,
+                        FloatTest::NotLessOrEqual => x.partial_cmp(&v).is_none_or(|o| o.is_gt()),
+                    };
+                    assert_eq!(got, want, "x {:#x} limit {limit:#x} flip {flip:#x}", x.to_bits());
+                }
+            }
+        }
+    }
+
+    /// Every engine this build has against the reference on rows of a few vectors (small enough for
+    /// miri, which runs the portable lanes' loads here).
+    fn agrees_with_naive<T: Element + PartialEq + core::fmt::Debug>(data: &[T]) {
+        extern crate std;
+        use crate::{Backend, Direction, TopK, View, ViewMut, naive};
+        use std::vec;
+        let n = data.len();
+        for k in [1, 3, n / 2, n] {
+            for direction in [Direction::Decreasing, Direction::Increasing] {
+                let (mut want_v, mut want_i) = (vec![T::ZERO; k], vec![0u32; k]);
+                let input = View::contiguous(data, [n]).unwrap();
+                let (v, i) = (
+                    ViewMut::contiguous(&mut want_v[..], [k]).unwrap(),
+                    ViewMut::contiguous(&mut want_i[..], [k]).unwrap(),
+                );
+                naive::topk(input, 0, k, direction, v, i).unwrap();
+                for backend in Backend::ALL.into_iter().filter(|b| b.is_available()) {
+                    let (mut got_v, mut got_i) = (vec![T::ZERO; k], vec![0u32; k]);
+                    let (v, i) = (
+                        ViewMut::contiguous(&mut got_v[..], [k]).unwrap(),
+                        ViewMut::contiguous(&mut got_i[..], [k]).unwrap(),
+                    );
+                    let mut plan = TopK::new(input, 0, k, direction, v, i).unwrap();
+                    let mut scratch = vec![0u64; plan.scratch_len()];
+                    plan.run_sequences(0..1, backend, &mut scratch).unwrap();
+                    assert_eq!(got_i, want_i, "{} {} k {k} {direction:?}", backend.name(), T::NAME);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn engines_agree_on_short_rows() {
+        let bits = |i: u32| i.wrapping_mul(0x9E37_79B9).rotate_left(i % 7);
+        let specials = [0x7FC0_0001u32, 0xFFC0_0000, 0x8000_0000, 0, 0x7F80_0000, 0xFF80_0000];
+        let f32s: [f32; 77] =
+            core::array::from_fn(|i| f32::from_bits(if i % 5 == 0 { specials[i % 6] } else { bits(i as u32) }));
+        agrees_with_naive(&f32s);
+        let f64s: [f64; 41] = core::array::from_fn(|i| f64::from(f32s[i]));
+        agrees_with_naive(&f64s);
+        let u8s: [u8; 70] = core::array::from_fn(|i| (bits(i as u32) % 7) as u8);
+        agrees_with_naive(&u8s);
+        let i16s: [i16; 69] = core::array::from_fn(|i| bits(i as u32) as i16);
+        agrees_with_naive(&i16s);
+        let f16s: [half::f16; 66] = core::array::from_fn(|i| half::f16::from_bits((f32s[i].to_bits() >> 16) as u16));
+        agrees_with_naive(&f16s);
+    }
+}

@@ -1,0 +1,246 @@
+//! AVX2: eight 32-bit or four 64-bit lanes; compares give all-ones lanes, `movemask` gives the bits.
+//!
+//! AVX2 compares are signed only, so the unsigned ones bias both sides by the sign bit first.
+
+use core::arch::x86_64::*;
+
+use crate::arch::generic;
+use crate::element::Element;
+use crate::entry::Entry;
+use crate::topk::Sequence;
+use crate::vector::Vector;
+
+/// Proof that this CPU has AVX2: only [`Avx2::new`] makes one.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2(());
+
+impl Avx2 {
+    /// The token, if the CPU (and the build, without `std`) has AVX2.
+    pub(crate) fn new() -> Option<Self> {
+        crate::cpu::has_avx2().then_some(Avx2(()))
+    }
+
+    /// Selects through the generic filter on AVX2 lanes. Same contract as `arch::scalar::select`.
+    pub(crate) fn select<T: Element, E: Entry>(
+        self,
+        seq: &Sequence<'_, T>,
+        k: usize,
+        flip: u64,
+        buffer: &mut [E],
+        emit: &mut dyn FnMut(usize, usize),
+    ) {
+        // SAFETY: the token exists, so the CPU has AVX2.
+        unsafe { select(seq, k, flip, buffer, emit) }
+    }
+}
+
+/// # Safety
+/// The CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn select<T: Element, E: Entry>(
+    seq: &Sequence<'_, T>,
+    k: usize,
+    flip: u64,
+    buffer: &mut [E],
+    emit: &mut dyn FnMut(usize, usize),
+) {
+    generic::select::<U32x8, U64x4, T, E>(seq, k, flip, buffer, emit);
+}
+
+// The vectors below are only created inside `select` above, which runs only on a CPU with AVX2 (the
+// token's invariant): that is the precondition every intrinsic call below relies on.
+
+#[derive(Clone, Copy)]
+struct U32x8(__m256i);
+
+impl Vector for U32x8 {
+    const LANES: usize = 8;
+    type Mask = __m256i;
+
+    #[inline(always)]
+    unsafe fn load<T>(ptr: *const T) -> Self {
+        match size_of::<T>() {
+            // SAFETY: AVX2 is present (module invariant); the caller guarantees 8 readable bytes.
+            1 => U32x8(unsafe { _mm256_cvtepu8_epi32(_mm_loadl_epi64(ptr.cast())) }),
+            // SAFETY: as above, 16 readable bytes.
+            2 => U32x8(unsafe { _mm256_cvtepu16_epi32(_mm_loadu_si128(ptr.cast())) }),
+            // SAFETY: as above, 32 readable bytes.
+            _ => U32x8(unsafe { _mm256_loadu_si256(ptr.cast()) }),
+        }
+    }
+    #[inline(always)]
+    fn splat(value: u64) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_set1_epi32(value as u32 as i32) })
+    }
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_and_si256(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_xor_si256(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn eq(self, other: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_cmpeq_epi32(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt(self, other: Self) -> __m256i {
+        let bias = Self::splat(1 << 31);
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_cmpgt_epi32(self.xor(bias).0, other.xor(bias).0) }
+    }
+    #[inline(always)]
+    fn lt(self, other: Self) -> __m256i {
+        other.gt(self)
+    }
+    #[inline(always)]
+    fn float_le(self, limit: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LE_OQ>(
+                _mm256_castsi256_ps(self.0),
+                _mm256_castsi256_ps(limit.0),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn float_lt(self, limit: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(
+                _mm256_castsi256_ps(self.0),
+                _mm256_castsi256_ps(limit.0),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn float_nle(self, limit: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            _mm256_castps_si256(_mm256_cmp_ps::<_CMP_NLE_UQ>(
+                _mm256_castsi256_ps(self.0),
+                _mm256_castsi256_ps(limit.0),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn select(mask: __m256i, yes: Self, no: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_blendv_epi8(no.0, yes.0, mask) })
+    }
+    #[inline(always)]
+    fn or_mask(a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_or_si256(a, b) }
+    }
+    #[inline(always)]
+    fn any(mask: __m256i) -> bool {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_testz_si256(mask, mask) == 0 }
+    }
+    #[inline(always)]
+    fn bits(mask: __m256i) -> u64 {
+        // SAFETY: AVX2 is present (module invariant).
+        u64::from(unsafe { _mm256_movemask_ps(_mm256_castsi256_ps(mask)) } as u8)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct U64x4(__m256i);
+
+impl Vector for U64x4 {
+    const LANES: usize = 4;
+    type Mask = __m256i;
+
+    #[inline(always)]
+    unsafe fn load<T>(ptr: *const T) -> Self {
+        debug_assert_eq!(size_of::<T>(), 8);
+        // SAFETY: AVX2 is present (module invariant); the caller guarantees 32 readable bytes.
+        U64x4(unsafe { _mm256_loadu_si256(ptr.cast()) })
+    }
+    #[inline(always)]
+    fn splat(value: u64) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe { _mm256_set1_epi64x(value as i64) })
+    }
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe { _mm256_and_si256(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe { _mm256_xor_si256(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn eq(self, other: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_cmpeq_epi64(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt(self, other: Self) -> __m256i {
+        let bias = Self::splat(1 << 63);
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_cmpgt_epi64(self.xor(bias).0, other.xor(bias).0) }
+    }
+    #[inline(always)]
+    fn lt(self, other: Self) -> __m256i {
+        other.gt(self)
+    }
+    #[inline(always)]
+    fn float_le(self, limit: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_LE_OQ>(
+                _mm256_castsi256_pd(self.0),
+                _mm256_castsi256_pd(limit.0),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn float_lt(self, limit: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_LT_OQ>(
+                _mm256_castsi256_pd(self.0),
+                _mm256_castsi256_pd(limit.0),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn float_nle(self, limit: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_NLE_UQ>(
+                _mm256_castsi256_pd(self.0),
+                _mm256_castsi256_pd(limit.0),
+            ))
+        }
+    }
+    #[inline(always)]
+    fn select(mask: __m256i, yes: Self, no: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe { _mm256_blendv_epi8(no.0, yes.0, mask) })
+    }
+    #[inline(always)]
+    fn or_mask(a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_or_si256(a, b) }
+    }
+    #[inline(always)]
+    fn any(mask: __m256i) -> bool {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_testz_si256(mask, mask) == 0 }
+    }
+    #[inline(always)]
+    fn bits(mask: __m256i) -> u64 {
+        // SAFETY: AVX2 is present (module invariant).
+        u64::from(unsafe { _mm256_movemask_pd(_mm256_castsi256_pd(mask)) } as u8)
+    }
+}

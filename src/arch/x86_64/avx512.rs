@@ -1,0 +1,211 @@
+//! AVX-512F: sixteen 32-bit or eight 64-bit lanes; compares give `k` mask registers, which are the bits.
+//!
+//! Only AVX-512F is needed: keys live in 32/64-bit lanes (8/16-bit elements are widened by
+//! `vpmovzx{b,w}d`), and F has the unsigned compares and mask blends of those widths.
+
+use core::arch::x86_64::*;
+
+use crate::arch::generic;
+use crate::element::Element;
+use crate::entry::Entry;
+use crate::topk::Sequence;
+use crate::vector::Vector;
+
+/// Proof that this CPU has AVX-512F: only [`Avx512::new`] makes one.
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512(());
+
+impl Avx512 {
+    /// The token, if the CPU (and the build, without `std`) has AVX-512F.
+    pub(crate) fn new() -> Option<Self> {
+        crate::cpu::has_avx512().then_some(Avx512(()))
+    }
+
+    /// Selects through the generic filter on AVX-512 lanes. Same contract as `arch::scalar::select`.
+    pub(crate) fn select<T: Element, E: Entry>(
+        self,
+        seq: &Sequence<'_, T>,
+        k: usize,
+        flip: u64,
+        buffer: &mut [E],
+        emit: &mut dyn FnMut(usize, usize),
+    ) {
+        // SAFETY: the token exists, so the CPU has AVX-512F.
+        unsafe { select(seq, k, flip, buffer, emit) }
+    }
+}
+
+/// # Safety
+/// The CPU has AVX-512F.
+#[target_feature(enable = "avx512f")]
+unsafe fn select<T: Element, E: Entry>(
+    seq: &Sequence<'_, T>,
+    k: usize,
+    flip: u64,
+    buffer: &mut [E],
+    emit: &mut dyn FnMut(usize, usize),
+) {
+    generic::select::<U32x16, U64x8, T, E>(seq, k, flip, buffer, emit);
+}
+
+// The vectors below are only created inside `select` above, which runs only on a CPU with AVX-512F
+// (the token's invariant): that is the precondition every intrinsic call below relies on.
+
+#[derive(Clone, Copy)]
+struct U32x16(__m512i);
+
+impl Vector for U32x16 {
+    const LANES: usize = 16;
+    type Mask = __mmask16;
+
+    #[inline(always)]
+    unsafe fn load<T>(ptr: *const T) -> Self {
+        match size_of::<T>() {
+            // SAFETY: AVX-512F is present (module invariant); the caller guarantees 16 readable bytes.
+            1 => U32x16(unsafe { _mm512_cvtepu8_epi32(_mm_loadu_si128(ptr.cast())) }),
+            // SAFETY: as above, 32 readable bytes.
+            2 => U32x16(unsafe { _mm512_cvtepu16_epi32(_mm256_loadu_si256(ptr.cast())) }),
+            // SAFETY: as above, 64 readable bytes.
+            _ => U32x16(unsafe { _mm512_loadu_si512(ptr.cast()) }),
+        }
+    }
+    #[inline(always)]
+    fn splat(value: u64) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_set1_epi32(value as u32 as i32) })
+    }
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_and_si512(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_xor_si512(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn eq(self, other: Self) -> __mmask16 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmpeq_epu32_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt(self, other: Self) -> __mmask16 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmpgt_epu32_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt(self, other: Self) -> __mmask16 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmplt_epu32_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn float_le(self, limit: Self) -> __mmask16 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_LE_OQ>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_lt(self, limit: Self) -> __mmask16 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_LT_OQ>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_nle(self, limit: Self) -> __mmask16 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmp_ps_mask::<_CMP_NLE_UQ>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(limit.0)) }
+    }
+    #[inline(always)]
+    fn select(mask: __mmask16, yes: Self, no: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_mask_blend_epi32(mask, no.0, yes.0) })
+    }
+    #[inline(always)]
+    fn or_mask(a: __mmask16, b: __mmask16) -> __mmask16 {
+        a | b
+    }
+    #[inline(always)]
+    fn any(mask: __mmask16) -> bool {
+        mask != 0
+    }
+    #[inline(always)]
+    fn bits(mask: __mmask16) -> u64 {
+        u64::from(mask)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct U64x8(__m512i);
+
+impl Vector for U64x8 {
+    const LANES: usize = 8;
+    type Mask = __mmask8;
+
+    #[inline(always)]
+    unsafe fn load<T>(ptr: *const T) -> Self {
+        debug_assert_eq!(size_of::<T>(), 8);
+        // SAFETY: AVX-512F is present (module invariant); the caller guarantees 64 readable bytes.
+        U64x8(unsafe { _mm512_loadu_si512(ptr.cast()) })
+    }
+    #[inline(always)]
+    fn splat(value: u64) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_set1_epi64(value as i64) })
+    }
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_and_si512(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn xor(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_xor_si512(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn eq(self, other: Self) -> __mmask8 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmpeq_epu64_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt(self, other: Self) -> __mmask8 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmpgt_epu64_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt(self, other: Self) -> __mmask8 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmplt_epu64_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn float_le(self, limit: Self) -> __mmask8 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmp_pd_mask::<_CMP_LE_OQ>(_mm512_castsi512_pd(self.0), _mm512_castsi512_pd(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_lt(self, limit: Self) -> __mmask8 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_castsi512_pd(self.0), _mm512_castsi512_pd(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_nle(self, limit: Self) -> __mmask8 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(_mm512_castsi512_pd(self.0), _mm512_castsi512_pd(limit.0)) }
+    }
+    #[inline(always)]
+    fn select(mask: __mmask8, yes: Self, no: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_mask_blend_epi64(mask, no.0, yes.0) })
+    }
+    #[inline(always)]
+    fn or_mask(a: __mmask8, b: __mmask8) -> __mmask8 {
+        a | b
+    }
+    #[inline(always)]
+    fn any(mask: __mmask8) -> bool {
+        mask != 0
+    }
+    #[inline(always)]
+    fn bits(mask: __mmask8) -> u64 {
+        u64::from(mask)
+    }
+}

@@ -1,0 +1,48 @@
+//! The private SIMD vocabulary every engine's algorithm is written in (memchr's `src/vector.rs`).
+//!
+//! A [`Vector`] is a register of unsigned lanes, 32 or 64 bits wide: keys of 8-, 16- and 32-bit types
+//! travel zero-extended in 32-bit lanes (one lane width for six types, and the widening load is one
+//! instruction on every ISA), 64-bit types in 64-bit lanes. Every method is `#[inline(always)]` in the
+//! impls and none carries `#[target_feature]`: the ISA's single `#[target_feature]` wrapper around the
+//! generic body is what lets the intrinsics inline (see `arch/x86_64`, `arch/aarch64`).
+
+/// A register of `LANES` unsigned lanes (32- or 64-bit), with the few operations the kernels use.
+pub(crate) trait Vector: Copy {
+    /// Number of lanes.
+    const LANES: usize;
+    /// The result of a lane-wise comparison.
+    type Mask: Copy;
+
+    /// Loads `LANES` consecutive elements of `T`, each zero-extended to a lane.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reading `LANES` elements of `T` (no alignment needed), and `T` is a plain
+    /// integer or float type of 1, 2 or 4 bytes for 32-bit lanes, 8 bytes for 64-bit lanes.
+    unsafe fn load<T>(ptr: *const T) -> Self;
+    /// Every lane set to `value` (truncated to the lane width).
+    fn splat(value: u64) -> Self;
+    /// Lane-wise `self & other`.
+    fn and(self, other: Self) -> Self;
+    /// Lane-wise `self ^ other`.
+    fn xor(self, other: Self) -> Self;
+    /// Lanes where `self == other`.
+    fn eq(self, other: Self) -> Self::Mask;
+    /// Lanes where `self > other`, unsigned.
+    fn gt(self, other: Self) -> Self::Mask;
+    /// Lanes where `self < other`, unsigned.
+    fn lt(self, other: Self) -> Self::Mask;
+    /// Lanes whose bits, read as IEEE floats of the lane's width, are `<= limit`'s (false for NaN).
+    fn float_le(self, limit: Self) -> Self::Mask;
+    /// Lanes whose bits, read as IEEE floats of the lane's width, are `< limit`'s (false for NaN).
+    fn float_lt(self, limit: Self) -> Self::Mask;
+    /// Lanes whose bits, read as IEEE floats of the lane's width, are not `<= limit`'s (true for NaN).
+    fn float_nle(self, limit: Self) -> Self::Mask;
+    /// `yes` in the lanes of `mask`, `no` elsewhere.
+    fn select(mask: Self::Mask, yes: Self, no: Self) -> Self;
+    /// Lanes set in either mask.
+    fn or_mask(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// Whether any lane of `mask` is set.
+    fn any(mask: Self::Mask) -> bool;
+    /// The mask as bits: bit `i` set iff lane `i` is.
+    fn bits(mask: Self::Mask) -> u64;
+}

@@ -1,0 +1,316 @@
+//! Every engine the CPU has, run explicitly against the reference: all twelve value types, data patterns
+//! that stress the block filter (random bits with NaN payloads and signed zeros, heavy ties, sorted both
+//! ways, all equal, NaN-heavy), row lengths around every lane, unroll and threshold boundary, both
+//! directions, K from 1 to n. Values are compared bit for bit, indices exactly.
+
+use topk_kernels::{Backend, Direction, Element, Error, TopK, View, ViewMut, bf16, f16, naive};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*: plenty for test data.
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A value type built from raw bits.
+trait Bits: Element + Copy {
+    const WIDTH: u32;
+    const FLOAT: bool;
+    fn from_raw(bits: u64) -> Self;
+    fn raw(self) -> u64;
+}
+
+macro_rules! ints {
+    ($($t:ty => $u:ty),*) => {$(
+        impl Bits for $t {
+            const WIDTH: u32 = <$t>::BITS;
+            const FLOAT: bool = false;
+            fn from_raw(bits: u64) -> Self { bits as $u as $t }
+            fn raw(self) -> u64 { self as $u as u64 }
+        }
+    )*};
+}
+ints!(u8 => u8, u16 => u16, u32 => u32, u64 => u64, i8 => u8, i16 => u16, i32 => u32, i64 => u64);
+
+macro_rules! floats {
+    ($($t:ty => $u:ty),*) => {$(
+        impl Bits for $t {
+            const WIDTH: u32 = <$u>::BITS;
+            const FLOAT: bool = true;
+            fn from_raw(bits: u64) -> Self { <$t>::from_bits(bits as $u) }
+            fn raw(self) -> u64 { self.to_bits() as u64 }
+        }
+    )*};
+}
+floats!(f32 => u32, f64 => u64, f16 => u16, bf16 => u16);
+
+#[derive(Clone, Copy, Debug)]
+enum Pattern {
+    Random,
+    Ties,
+    Ascending,
+    Descending,
+    Equal,
+    NanMix,
+    /// Ascending, then a long plateau at the top: ties at the sampled bound.
+    Steps,
+}
+
+const PATTERNS: [Pattern; 7] = [
+    Pattern::Random,
+    Pattern::Ties,
+    Pattern::Ascending,
+    Pattern::Descending,
+    Pattern::Equal,
+    Pattern::NanMix,
+    Pattern::Steps,
+];
+
+/// Raw bits of a special value: NaNs of both signs with random payloads, zeros, infinities, extremes.
+fn special<T: Bits>(rng: &mut Rng) -> u64 {
+    let ones = u64::MAX >> (64 - T::WIDTH);
+    let sign = 1u64 << (T::WIDTH - 1);
+    if T::FLOAT {
+        let exponent_all = match T::WIDTH {
+            16 if T::from_raw(0x7C01).key() == T::from_raw(0x7FFF).key() => 0x7C00,
+            16 => 0x7F80,
+            32 => 0x7F80_0000,
+            _ => 0x7FF0_0000_0000_0000,
+        };
+        let payload = (rng.next() & (ones >> 1) & !exponent_all).max(1);
+        [
+            exponent_all | payload,
+            sign | exponent_all | payload,
+            0,
+            sign,
+            exponent_all,
+            sign | exponent_all,
+            1,
+            sign | 1,
+        ][rng.below(8) as usize]
+    } else {
+        [0, ones, sign, sign - 1, 1, ones - 1][rng.below(6) as usize]
+    }
+}
+
+fn make<T: Bits>(rng: &mut Rng, n: usize, pattern: Pattern) -> Vec<T> {
+    let ones = u64::MAX >> (64 - T::WIDTH);
+    let equal = rng.next() & ones;
+    // A small pool of values (specials included) for ties.
+    let pool: Vec<u64> = (0..5)
+        .map(|i| if i < 2 { special::<T>(rng) } else { rng.next() & ones })
+        .collect();
+    // Monotone data: integers count (wrapping at the width), floats step through finite positives.
+    let ramp = |i: usize| -> u64 {
+        if T::FLOAT {
+            let bits = match T::WIDTH {
+                16 => 0x3C00 + (i as u64 % 0x3000),
+                32 => 0x3F80_0000 + i as u64,
+                _ => 0x3FF0_0000_0000_0000 + i as u64,
+            };
+            bits & ones
+        } else {
+            (i as u64 + (1u64 << (T::WIDTH - 1)).min(1 << 20)) & ones
+        }
+    };
+    (0..n)
+        .map(|i| {
+            let bits = match pattern {
+                Pattern::Random if rng.below(8) == 0 => special::<T>(rng),
+                Pattern::Random => rng.next() & ones,
+                Pattern::Ties => pool[rng.below(pool.len() as u64) as usize],
+                Pattern::Ascending => ramp(i),
+                Pattern::Descending => ramp(n - i),
+                Pattern::Equal => equal,
+                Pattern::NanMix if rng.below(4) == 0 => special::<T>(rng),
+                Pattern::NanMix => rng.next() & ones,
+                Pattern::Steps => ramp(i.min(n - n / 10)),
+            };
+            T::from_raw(bits)
+        })
+        .collect()
+}
+
+/// Runs the reference and then every engine on `rows` rows of `data` (contiguous, or along axis 0 when
+/// `transposed`), and asserts identical outputs.
+fn check<T: Bits>(data: &[T], rows: usize, transposed: bool, k: usize, direction: Direction) {
+    let n = data.len() / rows;
+    let (sizes, axis, out) = if transposed {
+        ([n, rows], 0, [k, rows])
+    } else {
+        ([rows, n], 1, [rows, k])
+    };
+    let input = View::contiguous(data, sizes).unwrap();
+    let zero = T::from_raw(0);
+    let raw = |v: &[T]| v.iter().map(|x| x.raw()).collect::<Vec<_>>();
+    let (mut want_v, mut want_i) = (vec![zero; rows * k], vec![0u64; rows * k]);
+    naive::topk(
+        input,
+        axis,
+        k,
+        direction,
+        ViewMut::contiguous(&mut want_v, out).unwrap(),
+        ViewMut::contiguous(&mut want_i, out).unwrap(),
+    )
+    .unwrap();
+    let want = (want_i, raw(&want_v));
+    for backend in Backend::ALL.into_iter().filter(|&b| b != Backend::Naive) {
+        let (mut got_v, mut got_i) = (vec![zero; rows * k], vec![u64::MAX; rows * k]);
+        let mut plan = TopK::new(
+            input,
+            axis,
+            k,
+            direction,
+            ViewMut::contiguous(&mut got_v, out).unwrap(),
+            ViewMut::contiguous(&mut got_i, out).unwrap(),
+        )
+        .unwrap();
+        let mut scratch = vec![0u64; plan.scratch_len()];
+        let all = 0..plan.sequences();
+        match plan.run_sequences(all, backend, &mut scratch) {
+            Ok(()) => {}
+            Err(Error::Backend { name }) => {
+                // Unavailable engines must refuse cleanly, and only those.
+                assert!(!backend.is_available(), "{name} is available but refused");
+                continue;
+            }
+            Err(e) => panic!("{}: {e}", backend.name()),
+        }
+        assert_eq!(
+            (&got_i, &raw(&got_v)),
+            (&want.0, &want.1),
+            "{} {} n {n} rows {rows} transposed {transposed} k {k} {direction:?}",
+            backend.name(),
+            T::NAME
+        );
+    }
+}
+
+fn lengths() -> Vec<usize> {
+    let mut lengths: Vec<usize> = (1..=70).collect();
+    for edge in [128usize, 256, 512, 1024] {
+        lengths.extend([edge - 1, edge, edge + 1]);
+    }
+    lengths
+}
+
+fn sweep<T: Bits>(seed: u64) {
+    let mut rng = Rng(seed | 1);
+    let small = if cfg!(miri) {
+        vec![1usize, 17, 64, 65]
+    } else {
+        lengths()
+    };
+    for &n in &small {
+        for pattern in PATTERNS {
+            let data = make::<T>(&mut rng, n, pattern);
+            let ks = [1, 2, 3, n / 16, n / 2, n];
+            for k in ks.into_iter().filter(|&k| (1..=n).contains(&k)) {
+                let direction = if rng.below(2) == 0 {
+                    Direction::Decreasing
+                } else {
+                    Direction::Increasing
+                };
+                check(&data, 1, false, k, direction);
+            }
+        }
+    }
+}
+
+macro_rules! sweeps {
+    ($($name:ident: $t:ty, $seed:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            sweep::<$t>($seed);
+        }
+    )*};
+}
+sweeps! {
+    sweep_f32: f32, 1;
+    sweep_f64: f64, 2;
+    sweep_f16: f16, 3;
+    sweep_bf16: bf16, 4;
+    sweep_u8: u8, 5;
+    sweep_i8: i8, 6;
+    sweep_u16: u16, 7;
+    sweep_i16: i16, 8;
+    sweep_u32: u32, 9;
+    sweep_i32: i32, 10;
+    sweep_u64: u64, 11;
+    sweep_i64: i64, 12;
+}
+
+/// Long rows: the adversarial orders that make the filter bail out to sampling, several rows, and
+/// strided (non-last axis) requests that fall back to the scalar engine.
+fn long<T: Bits>(seed: u64) {
+    let mut rng = Rng(seed | 1);
+    let n = if cfg!(miri) { 600 } else { 5000 };
+    for pattern in PATTERNS {
+        for (k, direction) in [
+            (1, Direction::Decreasing),
+            (4, Direction::Decreasing),
+            (13, Direction::Increasing),
+        ] {
+            let data = make::<T>(&mut rng, n, pattern);
+            check(&data, 1, false, k, direction);
+            check(&data, 2, false, k, direction);
+            check(&data, 5, true, k, direction);
+        }
+    }
+}
+
+#[test]
+fn long_rows_f32() {
+    long::<f32>(21);
+}
+
+#[test]
+fn long_rows_f64() {
+    long::<f64>(22);
+}
+
+#[test]
+fn long_rows_u8() {
+    long::<u8>(23);
+}
+
+#[test]
+fn long_rows_i16() {
+    long::<i16>(24);
+}
+
+#[test]
+fn long_rows_bf16() {
+    long::<bf16>(25);
+}
+
+#[test]
+fn long_rows_i64() {
+    long::<i64>(26);
+}
+
+#[test]
+fn availability_matches_the_cpu() {
+    assert!(Backend::Portable.is_available() && Backend::Scalar.is_available());
+    let auto = Backend::Auto.resolve();
+    assert!(auto.is_available() && auto != Backend::Auto && auto != Backend::Naive);
+    #[cfg(all(target_arch = "aarch64", not(miri)))]
+    assert!(Backend::Neon.is_available() && !Backend::Avx2.is_available() && auto == Backend::Neon);
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        assert!(!Backend::Neon.is_available());
+        assert_eq!(Backend::Avx2.is_available(), std::is_x86_feature_detected!("avx2"));
+        assert_eq!(Backend::Avx512.is_available(), std::is_x86_feature_detected!("avx512f"));
+    }
+    for backend in Backend::ALL {
+        assert_eq!(Backend::from_name(backend.name()), Some(backend));
+    }
+}
