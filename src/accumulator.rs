@@ -125,7 +125,9 @@ impl<'s, T: Element> Accumulator<'s, T> {
                     value,
                 });
             }
-            address += stride;
+            // Wrapping: the step after the last element may leave isize (a one-element view may have any
+            // stride) and is never used (fuzz finding 3).
+            address = address.wrapping_add(stride);
         }
         self.seen += len as u64;
         self.next_position = self.next_position.max(end);
@@ -228,6 +230,7 @@ fn write_line<T>(view: ViewMut<'_, T, 1>, items: impl Iterator<Item = T>) {
         if let Some(out) = view.data.get_mut(address as usize) {
             *out = item;
         }
-        address += stride;
+        // Wrapping, as in `push_at`: the step after the last item is never used (fuzz finding 3).
+        address = address.wrapping_add(stride);
     }
 }

@@ -1,0 +1,89 @@
+//! Arbitrary requests through the run-time-rank API: invalid ones must be `Err` with both outputs
+//! untouched; valid ones must equal `naive::topk` bit for bit and pass an independent check.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use topk_fuzz::{
+    Concrete, Expect, Pod, Request, assert_same, check_outputs, dispatch, elements, index_max, with_views,
+};
+use topk_kernels::{Element, Error, Index, naive, scratch_len, topk, topk_on_stack};
+
+fuzz_target!(|request: Request| {
+    let c = request.concrete();
+    dispatch!(request.dtype, request.index, check(&c, &request.data));
+});
+
+/// Scratch words the target is willing to allocate.
+const SCRATCH_CAP: usize = 1 << 16;
+
+fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, bytes: &[u8]) {
+    let expect = c.expect(index_max::<I>());
+    let [ti, tv, tx] = &c.tensors;
+    let input: Vec<T> = elements(bytes, ti.len);
+    let fresh = || (vec![T::sentinel(); tv.len], vec![I::sentinel(); tx.len]);
+    let untouched = |v: &[T], x: &[I]| {
+        let (v0, x0) = fresh();
+        assert_same("values (must be untouched)", v, &v0);
+        assert_same("indices (must be untouched)", x, &x0);
+    };
+
+    // `scratch_len` is public and takes any numbers: it must not panic on any of them.
+    let n = ti.sizes.get(c.axis).copied().unwrap_or(0);
+    let needed = scratch_len::<T>(n, c.k);
+    let mut scratch = vec![0u64; needed.min(SCRATCH_CAP)];
+
+    let (mut v0, mut x0) = fresh();
+    let reference = with_views(c, &input, &mut v0, &mut x0, |i, axis, v, x| {
+        naive::topk(i, axis, c.k, c.direction, v, x)
+    });
+    let (mut v1, mut x1) = fresh();
+    let got = with_views(c, &input, &mut v1, &mut x1, |i, axis, v, x| {
+        topk(i, axis, c.k, c.direction, v, x, &mut scratch)
+    });
+    for e in [&reference, &got].into_iter().filter_map(|r| r.err()) {
+        let _ = e.to_string(); // Display must not panic either
+    }
+
+    match (expect, reference, got) {
+        (Expect::Invalid, Ok(()), _) | (Expect::Invalid, _, Ok(())) => {
+            panic!("an invalid request was accepted: {c:?} naive {reference:?} topk {got:?}")
+        }
+        (Expect::Valid, Err(e), _) if !matches!(e, Error::Aliasing { .. }) => {
+            // Aliasing is the one rule the library checks conservatively (SPEC.md §3: a sufficient test).
+            panic!("a valid request was rejected by naive: {e}: {c:?}")
+        }
+        (Expect::Valid, Ok(()), Err(e)) => panic!("a valid request was rejected by topk: {e}: {c:?}"),
+        (_, Ok(()), Ok(())) => {
+            assert_same("values", &v1, &v0);
+            assert_same("indices", &x1, &x0);
+            check_outputs(c, &input, &v0, &x0);
+        }
+        (_, Err(a), Err(b)) => {
+            assert_eq!(a, b, "naive and topk disagree on the error");
+            untouched(&v0, &x0);
+            untouched(&v1, &x1);
+        }
+        (_, Ok(()), Err(e)) | (_, Err(e), Ok(())) => panic!("only one engine failed ({e}): {c:?}"),
+    }
+
+    // The stack variant: same answer whenever its 16 · 4 words suffice, untouched outputs otherwise.
+    let (mut v2, mut x2) = fresh();
+    let on_stack = with_views(c, &input, &mut v2, &mut x2, |i, axis, v, x| {
+        topk_on_stack::<16, T, I, 8>(i, axis, c.k, c.direction, v, x)
+    });
+    match (on_stack, reference) {
+        (Ok(()), Ok(())) => {
+            assert_same("values (on stack)", &v2, &v0);
+            assert_same("indices (on stack)", &x2, &x0);
+        }
+        (Ok(()), Err(e)) => panic!("topk_on_stack accepted what naive rejected ({e}): {c:?}"),
+        (Err(e), Ok(())) => {
+            assert!(
+                c.k > 16 && matches!(e, Error::Scratch { .. }),
+                "topk_on_stack: {e}: {c:?}"
+            );
+            untouched(&v2, &x2);
+        }
+        (Err(_), Err(_)) => untouched(&v2, &x2),
+    }
+}
