@@ -30,7 +30,13 @@ impl<'s, E: Entry> Candidates<'s, E> {
     #[inline]
     pub(crate) fn new(buffer: &'s mut [E], k: usize) -> Self {
         debug_assert!(k >= 1 && buffer.len() >= k, "k {k} capacity {}", buffer.len());
-        Candidates { buffer, len: 0, k, threshold: u64::MAX, filtering: false }
+        Candidates {
+            buffer,
+            len: 0,
+            k,
+            threshold: u64::MAX,
+            filtering: false,
+        }
     }
 
     /// Whether the buffer has been compacted once, so that `threshold()` means something.
@@ -78,5 +84,81 @@ impl<'s, E: Entry> Candidates<'s, E> {
         let best = &mut kept[..k];
         best.sort_unstable();
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_is_twice_k_within_the_sequence() {
+        assert_eq!(capacity(10, 3), 6);
+        assert_eq!(capacity(5, 3), 5);
+        assert_eq!(capacity(4, 4), 4);
+        assert_eq!(capacity(0, 0), 0);
+        assert_eq!(capacity(7, usize::MAX), 7);
+    }
+
+    fn pushed<E: Entry>(buffer: &mut [E], k: usize, keys: &[u64]) -> (Vec<(u64, usize)>, u64, bool) {
+        let mut candidates = Candidates::new(buffer, k);
+        for (position, &key) in keys.iter().enumerate() {
+            candidates.push(key, position);
+        }
+        let (threshold, filtering) = (candidates.threshold(), candidates.filtering());
+        let best = candidates.finish().iter().map(|e| (e.key(), e.position())).collect();
+        (best, threshold, filtering)
+    }
+
+    #[test]
+    fn fills_then_compacts_to_the_kth_key() {
+        let mut buffer = [0u64; 4];
+        // Not full yet: no threshold.
+        assert_eq!(
+            pushed(&mut buffer, 2, &[10, 20, 5]),
+            (vec![(5, 2), (10, 0)], u64::MAX, false)
+        );
+        // The fourth push fills the buffer: the best two stay, the threshold is the second's key.
+        assert_eq!(pushed(&mut buffer, 2, &[10, 20, 5, 7]), (vec![(5, 2), (7, 3)], 7, true));
+        // Ties keep the lower positions; the threshold is the tied key until the next compaction.
+        assert_eq!(
+            pushed(&mut buffer, 2, &[3, 3, 3, 3, 1]),
+            (vec![(1, 4), (3, 0)], 3, true)
+        );
+        assert_eq!(
+            pushed(&mut buffer, 2, &[3, 3, 3, 3, 1, 2]),
+            (vec![(1, 4), (2, 5)], 2, true)
+        );
+        // Compacting repeatedly (every 2 pushes once full): descending keys all enter.
+        let keys: Vec<u64> = (0..20).rev().collect();
+        assert_eq!(pushed(&mut buffer, 2, &keys), (vec![(0, 19), (1, 18)], 1, true));
+    }
+
+    #[test]
+    fn k_equal_to_the_buffer_never_compacts() {
+        let mut buffer = [0u64; 3];
+        assert_eq!(
+            pushed(&mut buffer, 3, &[9, 1, 9]),
+            (vec![(1, 1), (9, 0), (9, 2)], u64::MAX, false)
+        );
+    }
+
+    #[test]
+    fn wide_entries_hold_64_bit_keys_and_long_positions() {
+        let mut words = [0u64; 8];
+        let buffer = <[u64; 2]>::from_words(&mut words);
+        assert_eq!(buffer.len(), 4);
+        let keys = [u64::MAX, 0, u64::MAX - 1, 1 << 40, 0];
+        assert_eq!(pushed(buffer, 2, &keys), (vec![(0, 1), (0, 4)], 1 << 40, true));
+        let mut candidates = Candidates::new(buffer, 1);
+        candidates.push(u64::MAX, usize::MAX);
+        assert_eq!(
+            candidates
+                .finish()
+                .iter()
+                .map(|e| (e.key(), e.position()))
+                .collect::<Vec<_>>(),
+            [(u64::MAX, usize::MAX)]
+        );
     }
 }

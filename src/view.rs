@@ -166,7 +166,9 @@ impl Layout<MAX_RANK> {
         padded_sizes[pad..].copy_from_slice(sizes);
         match strides {
             None => {
-                let row_major = Layout::contiguous(tensor, padded_sizes, len)?;
+                // Only the strides are wanted here (no slice is too long for them); the bounds are checked
+                // next, with the offset, so that an error reports the addresses the view really reaches.
+                let row_major = Layout::contiguous(tensor, padded_sizes, usize::MAX)?;
                 Layout::new(tensor, padded_sizes, row_major.strides, offset, len)
             }
             Some(strides) => {
@@ -294,5 +296,179 @@ impl<'a, T, const D: usize> ViewMut<'a, T, D> {
             data: &mut *self.data,
             layout,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Tensor = Tensor::Values;
+
+    fn overflow<const D: usize>() -> Result<Layout<D>, Error> {
+        Err(Error::Overflow { tensor: T })
+    }
+
+    fn out_of_bounds(lowest: isize, highest: isize, len: usize) -> Error {
+        Error::OutOfBounds {
+            tensor: T,
+            lowest,
+            highest,
+            len,
+        }
+    }
+
+    #[test]
+    fn new_accepts_every_layout_inside_the_slice() {
+        // Row-major, transposed, stepped, reversed, broadcast: each reaches exactly the last element.
+        let cases: [([usize; 2], [isize; 2], usize, usize); 6] = [
+            ([2, 3], [3, 1], 0, 6),
+            ([3, 2], [1, 3], 0, 6),
+            ([2, 3], [6, 2], 0, 11),
+            ([2, 3], [-3, -1], 5, 6),
+            ([4, 3], [0, 1], 2, 5),
+            ([1, 1], [isize::MAX, isize::MIN], 0, 1),
+        ];
+        for (sizes, strides, offset, len) in cases {
+            let layout = Layout::new(T, sizes, strides, offset, len).unwrap();
+            assert_eq!(
+                (layout.sizes(), layout.strides(), layout.offset()),
+                (sizes, strides, offset)
+            );
+            assert_eq!(layout.elements(), sizes[0] * sizes[1]);
+            // One element less is out of bounds (the size-1 layout reaches only its offset).
+            assert!(
+                Layout::new(T, sizes, strides, offset, len - 1).is_err(),
+                "{sizes:?} {strides:?}"
+            );
+        }
+        // No coordinate, no address: anything goes.
+        let empty = Layout::new(T, [0, 7], [isize::MAX, isize::MIN], usize::MAX, 0).unwrap();
+        assert_eq!(empty.elements(), 0);
+    }
+
+    #[test]
+    fn new_rejects_with_the_reach() {
+        assert_eq!(Layout::new(T, [2, 3], [3, 1], 0, 5), Err(out_of_bounds(0, 5, 5)));
+        assert_eq!(Layout::new(T, [2, 3], [3, 1], 4, 9), Err(out_of_bounds(4, 9, 9)));
+        assert_eq!(Layout::new(T, [2, 3], [-3, 1], 2, 9), Err(out_of_bounds(-1, 4, 9)));
+        assert_eq!(Layout::new(T, [5], [-2], 7, 100), Err(out_of_bounds(-1, 7, 100)));
+        assert_eq!(Layout::new(T, [usize::MAX, 2], [0, 0], 0, 1), overflow());
+        assert_eq!(Layout::new(T, [isize::MAX as usize + 1], [0], 0, 1), overflow());
+        assert_eq!(Layout::new(T, [3], [isize::MAX / 2 + 1], 0, 1), overflow());
+        assert_eq!(Layout::new(T, [2, 2], [isize::MAX, 1], 0, 1), overflow());
+        assert_eq!(Layout::new(T, [2, 2], [isize::MIN + 1, -2], 0, 1), overflow());
+        assert_eq!(
+            Layout::new(T, [1], [1], isize::MAX as usize + 1, usize::MAX),
+            overflow()
+        );
+    }
+
+    #[test]
+    fn contiguous_is_row_major() {
+        let layout = Layout::contiguous(T, [2, 3, 4], 24).unwrap();
+        assert_eq!((layout.strides(), layout.offset()), ([12, 4, 1], 0));
+        assert_eq!(layout.address(&[1, 2, 3]), 23);
+        // A zero size leaves the view empty whatever the slice.
+        assert_eq!(Layout::contiguous(T, [5, 0, 3], 0).unwrap().strides(), [3, 3, 1]);
+        assert_eq!(Layout::contiguous(T, [2, 3], 5), Err(out_of_bounds(0, 5, 5)));
+        assert_eq!(
+            Layout::contiguous(T, [usize::MAX, 2], 0),
+            Err(Error::Overflow { tensor: T })
+        );
+    }
+
+    #[test]
+    fn addresses_follow_signed_strides() {
+        let layout = Layout::new(T, [2, 3], [-3, -1], 5, 6).unwrap();
+        assert_eq!(layout.address(&[0, 0]), 5);
+        assert_eq!(layout.address(&[0, 2]), 3);
+        assert_eq!(layout.address(&[1, 2]), 0);
+    }
+
+    fn aliasing<const D: usize>(sizes: [usize; D], strides: [isize; D]) -> Result<(), Error> {
+        let reach: usize = sizes
+            .iter()
+            .zip(&strides)
+            .map(|(&s, &t)| (s.max(1) - 1) * t.unsigned_abs())
+            .sum();
+        let offset: usize = sizes
+            .iter()
+            .zip(&strides)
+            .filter(|&(_, &t)| t < 0)
+            .map(|(&s, &t)| (s.max(1) - 1) * t.unsigned_abs())
+            .sum();
+        Layout::new(T, sizes, strides, offset, reach + 1)
+            .unwrap()
+            .check_unaliased(T)
+    }
+
+    #[test]
+    fn check_unaliased_accepts_injective_layouts() {
+        assert_eq!(aliasing([2, 3], [3, 1]), Ok(()));
+        assert_eq!(aliasing([2, 3], [1, 2]), Ok(())); // transposed
+        assert_eq!(aliasing([4], [2]), Ok(())); // every other word
+        assert_eq!(aliasing([2, 3], [-7, 2]), Ok(())); // stepped and reversed
+        assert_eq!(aliasing([1, 5, 1], [0, 1, 0]), Ok(())); // zero strides on size-1 dimensions
+        assert_eq!(aliasing([2, 4], [1, 2]), Ok(())); // interleaved rows
+        assert_eq!(aliasing([3, 0], [0, 0]), Ok(())); // empty
+        assert_eq!(aliasing([2, 2, 2], [1, 2, 4]), Ok(()));
+    }
+
+    #[test]
+    fn check_unaliased_rejects_with_the_dimension() {
+        assert_eq!(aliasing([2], [0]), Err(Error::Aliasing { tensor: T, dim: 0 }));
+        assert_eq!(
+            aliasing([1, 3, 2], [5, 1, 0]),
+            Err(Error::Aliasing { tensor: T, dim: 2 })
+        );
+        assert_eq!(aliasing([2, 3], [2, 1]), Err(Error::Aliasing { tensor: T, dim: 0 }));
+        assert_eq!(aliasing([3, 2], [-1, 2]), Err(Error::Aliasing { tensor: T, dim: 1 }));
+        // (1, 1, 0) and (0, 0, 1) both land on 3.
+        assert_eq!(
+            aliasing([2, 2, 2], [1, 2, 3]),
+            Err(Error::Aliasing { tensor: T, dim: 2 })
+        );
+        // The documented conservative case: sizes [3, 2], strides [2, 3] do not collide, yet are refused.
+        assert_eq!(aliasing([3, 2], [2, 3]), Err(Error::Aliasing { tensor: T, dim: 1 }));
+        assert_eq!(aliasing([2, 2], [4, 4]), Err(Error::Aliasing { tensor: T, dim: 1 }));
+    }
+
+    #[test]
+    fn padded_puts_size_1_dimensions_in_front() {
+        let layout = Layout::padded(T, &[2, 3, 4], None, 0, 24).unwrap();
+        assert_eq!(layout.sizes(), [1, 1, 1, 1, 1, 2, 3, 4]);
+        assert_eq!(layout.strides()[5..], [12, 4, 1]);
+        assert_eq!(layout.elements(), 24);
+        let layout = Layout::padded(T, &[3, 2], Some(&[1, -3]), 3, 6).unwrap();
+        assert_eq!(layout.sizes(), [1, 1, 1, 1, 1, 1, 3, 2]);
+        assert_eq!(layout.strides(), [0, 0, 0, 0, 0, 0, 1, -3]);
+        assert_eq!(layout.address(&[0, 0, 0, 0, 0, 0, 2, 1]), 2);
+        let full = Layout::padded(T, &[1, 2, 1, 2, 1, 2, 1, 2], None, 1, 17).unwrap();
+        assert_eq!(full.sizes(), [1, 2, 1, 2, 1, 2, 1, 2]);
+        assert_eq!(full.offset(), 1);
+        assert_eq!(padded_axis(0, 3), 5);
+        assert_eq!(padded_axis(2, 3), 7);
+        assert_eq!(padded_axis(7, 8), 7);
+        assert_eq!(padded_axis(3, 3), 8); // still out of range
+        assert_eq!(padded_axis(usize::MAX, 1), usize::MAX);
+    }
+
+    #[test]
+    fn padded_rejects_ranks_and_reach() {
+        assert_eq!(Layout::padded(T, &[], None, 0, 1), Err(Error::Rank { rank: 0 }));
+        assert_eq!(Layout::padded(T, &[1; 9], None, 0, 1), Err(Error::Rank { rank: 9 }));
+        assert_eq!(
+            Layout::padded(T, &[2, 2], Some(&[1]), 0, 4),
+            Err(Error::Rank { rank: 2 })
+        );
+        // The reach is reported from the offset, for row-major and explicit strides alike.
+        assert_eq!(Layout::padded(T, &[4], None, 2, 3), Err(out_of_bounds(2, 5, 3)));
+        assert_eq!(Layout::padded(T, &[4], Some(&[1]), 2, 3), Err(out_of_bounds(2, 5, 3)));
+        assert_eq!(Layout::padded(T, &[4], None, 2, 5), Err(out_of_bounds(2, 5, 5)));
+        assert_eq!(
+            Layout::padded(T, &[usize::MAX, 3], None, 0, 1),
+            Err(Error::Overflow { tensor: T })
+        );
     }
 }
