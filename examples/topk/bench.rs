@@ -1,0 +1,315 @@
+//! `topk bench`: times the kernel on generated data, next to a streaming pass over the same input.
+//!
+//! The kernel is timed through a [`TopK`] plan made once, with its scratch allocated once, outside the
+//! timed loop: one warm-up run, then the median of `reps` runs. The floor is the median of as many
+//! passes that read the same input in the same order and write one value per sequence (a fold of the
+//! bits along the axis): no top-K can be faster than reading its input once, so `median_s / floor_s`
+//! says how far the kernel is from the memory bound.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use topk_kernels::{Backend, Direction, Error, TopK, View, ViewMut, naive, padded_axis};
+
+use crate::npy::checked_elements;
+use crate::run::filled;
+use crate::types::{DType, IndexSample, IndexType, Sample, with_dtype, with_index};
+
+/// The data patterns of `--data`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Data {
+    /// Uniform in [0, 1) (integers: scaled to their range as `shared/bench/peers.py` does).
+    Uniform,
+    /// Standard normal (integers: scaled to a sixteenth of their range).
+    Normal,
+    /// `arange(n)` over the whole tensor (integers wrap).
+    Ascending,
+    /// `arange(n)` reversed.
+    Descending,
+    /// Every element the same.
+    Equal,
+    /// Uniform with one element in 8 a NaN of random payload and sign (integers: their maximum).
+    NanMix,
+}
+
+impl Data {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Data::Uniform => "uniform",
+            Data::Normal => "normal",
+            Data::Ascending => "ascending",
+            Data::Descending => "descending",
+            Data::Equal => "equal",
+            Data::NanMix => "nan-mix",
+        }
+    }
+}
+
+/// One benchmark case.
+pub(crate) struct Case {
+    pub(crate) shape: Vec<usize>,
+    pub(crate) dtype: DType,
+    pub(crate) axis: i64,
+    pub(crate) k: usize,
+    pub(crate) direction: Direction,
+    pub(crate) data: Data,
+    pub(crate) reps: usize,
+    pub(crate) backend: Backend,
+    pub(crate) index_type: IndexType,
+    /// Threads: 1 runs a [`TopK`] plan; more run `parallel::topk` on a pool of that many (feature `rayon`).
+    pub(crate) threads: usize,
+    /// Compare the result with `naive::topk` when that is cheap enough.
+    pub(crate) check: bool,
+}
+
+/// What one case measured.
+pub(crate) struct Measurement {
+    /// The engine that ran (`Backend::resolve`).
+    pub(crate) backend: &'static str,
+    /// Threads the kernel ran on.
+    pub(crate) threads: usize,
+    /// The axis, made non-negative.
+    pub(crate) axis: usize,
+    pub(crate) elements: usize,
+    pub(crate) median_s: f64,
+    pub(crate) floor_s: f64,
+    /// Whether the result was compared with the reference (it is an error when it differs).
+    pub(crate) checked: bool,
+}
+
+impl Measurement {
+    pub(crate) fn ns_per_elem(&self) -> f64 {
+        self.median_s * 1e9 / self.elements.max(1) as f64
+    }
+
+    /// Input bytes read per second, in GB/s.
+    pub(crate) fn gb_per_s(&self, dtype: DType) -> f64 {
+        (self.elements * dtype.size()) as f64 / self.median_s / 1e9
+    }
+}
+
+/// The naive check costs about n·K·sequences key comparisons; above this it would dwarf the timing.
+const CHECK_LIMIT: f64 = 5e8;
+
+/// More repetitions than anyone waits for; it also bounds the vector of timings.
+const MAX_REPS: usize = 1_000_000;
+
+/// Runs `case`.
+pub(crate) fn measure(case: &Case) -> Result<Measurement, String> {
+    if !(1..=MAX_REPS).contains(&case.reps) {
+        return Err(format!("--reps {} is outside 1 to {MAX_REPS}", case.reps));
+    }
+    if !(1..=8).contains(&case.shape.len()) {
+        return Err(format!(
+            "the shape has {} dimensions; 1 to 8 are supported",
+            case.shape.len()
+        ));
+    }
+    let axis = crate::normalize_axis(case.axis, case.shape.len())?;
+    with_dtype!(case.dtype, T => with_index!(case.index_type, I => measure_typed::<T, I>(case, axis)))
+}
+
+fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<Measurement, String> {
+    let library = |e: Error| e.to_string();
+    let shape = &case.shape;
+    let elements = checked_elements(shape, size_of::<T>()).ok_or("the shape has too many elements")?;
+    let (k, len) = (case.k, shape[axis]);
+    if k > len {
+        return Err(library(Error::K { k, len, axis }));
+    }
+    let data = generate::<T>(elements, case.data)?;
+    let mut out_shape = shape.clone();
+    out_shape[axis] = k;
+    let count = checked_elements(&out_shape, size_of::<T>()).ok_or("the output has too many elements")?;
+    let mut values = filled(count, T::default())?;
+    let mut indices = filled(count, I::default())?;
+    let input = View::padded(&data, shape, None, 0).map_err(library)?;
+    let padded = padded_axis(axis, shape.len());
+    let sequences: usize = shape
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| d != axis)
+        .map(|(_, &n)| n)
+        .product();
+    let median_s = if case.threads == 1 {
+        let mut plan = TopK::new(
+            input,
+            padded,
+            k,
+            case.direction,
+            ViewMut::padded(&mut values, &out_shape, None, 0).map_err(library)?,
+            ViewMut::padded(&mut indices, &out_shape, None, 0).map_err(library)?,
+        )
+        .map_err(library)?;
+        let mut scratch = filled(plan.scratch_len(), 0u64)?;
+        plan.run_sequences(0..sequences, case.backend, &mut scratch)
+            .map_err(library)?; // warm-up
+        median(case.reps, || {
+            plan.run_sequences(0..sequences, case.backend, black_box(&mut scratch))
+                .map_err(library)
+        })?
+    } else {
+        threaded(case, input, padded, &out_shape, &mut values, &mut indices)?
+    };
+
+    let work = len as f64 * k as f64 * sequences as f64;
+    let checked = case.check && work < CHECK_LIMIT;
+    if checked {
+        let mut expected_values = filled(count, T::default())?;
+        let mut expected_indices = filled(count, I::default())?;
+        naive::topk(
+            input,
+            padded,
+            k,
+            case.direction,
+            ViewMut::padded(&mut expected_values, &out_shape, None, 0).map_err(library)?,
+            ViewMut::padded(&mut expected_indices, &out_shape, None, 0).map_err(library)?,
+        )
+        .map_err(library)?;
+        let differs = |i: usize| indices[i] != expected_indices[i] || values[i].bits() != expected_values[i].bits();
+        if let Some(at) = (0..count).find(|&i| differs(i)) {
+            return Err(format!(
+                "the {} backend differs from the reference at output element {at}: \
+                 value bits {:#x} index {} instead of {:#x} {}",
+                case.backend.resolve().name(),
+                values[at].bits(),
+                indices[at],
+                expected_values[at].bits(),
+                expected_indices[at]
+            ));
+        }
+    }
+
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let floor_s = if elements == 0 {
+        0.0
+    } else {
+        let mut out = filled(outer * inner, data[0].raw())?;
+        streaming_fold(&data, len, inner, &mut out); // warm-up
+        median(case.reps, || {
+            streaming_fold(black_box(&data), len, inner, &mut out);
+            black_box(&out);
+            Ok(())
+        })?
+    };
+    Ok(Measurement {
+        backend: case.backend.resolve().name(),
+        threads: case.threads,
+        axis,
+        elements,
+        median_s,
+        floor_s,
+        checked,
+    })
+}
+
+/// The median time of `parallel::topk` on a pool of `case.threads` threads (the `Auto` engine).
+#[cfg(feature = "rayon")]
+fn threaded<T: Sample, I: IndexSample>(
+    case: &Case,
+    input: View<'_, T, 8>,
+    axis: usize,
+    out_shape: &[usize],
+    values: &mut [T],
+    indices: &mut [I],
+) -> Result<f64, String> {
+    if case.backend != Backend::Auto {
+        return Err(format!("--threads {} runs the auto backend only", case.threads));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(case.threads)
+        .build()
+        .map_err(|e| format!("cannot start {} threads: {e}", case.threads))?;
+    let mut once = || {
+        pool.install(|| {
+            topk_kernels::parallel::topk(
+                input,
+                axis,
+                case.k,
+                case.direction,
+                ViewMut::padded(&mut *values, out_shape, None, 0)?,
+                ViewMut::padded(&mut *indices, out_shape, None, 0)?,
+            )
+        })
+        .map_err(|e| e.to_string())
+    };
+    once()?; // warm-up
+    median(case.reps, once)
+}
+
+#[cfg(not(feature = "rayon"))]
+fn threaded<T: Sample, I: IndexSample>(
+    case: &Case,
+    _: View<'_, T, 8>,
+    _: usize,
+    _: &[usize],
+    _: &mut [T],
+    _: &mut [I],
+) -> Result<f64, String> {
+    Err(format!(
+        "--threads {} needs the rayon feature: cargo run --release --features rayon --example topk",
+        case.threads
+    ))
+}
+
+/// The median wall time of `reps` calls of `f`, in seconds.
+fn median(reps: usize, mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Instant::now();
+        f()?;
+        times.push(start.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// The XOR of the bits of every sequence of a row-major `[outer, len, inner]` tensor, read in memory
+/// order: a row reduction when the axis is the last one, otherwise an element-wise fold of `len` rows of
+/// `inner` elements (the access pattern of a kernel that walks such an axis efficiently).
+///
+/// XOR rather than a maximum: this example is built for the baseline target (SSE2 on x86-64), which has
+/// no unsigned 32- or 64-bit maximum, so a max pass ran at half the kernel's speed on 1M f32 (0.17 ms
+/// against 0.11 ms) and was no floor; XOR is one instruction at every width and vectorizes everywhere.
+fn streaming_fold<T: Sample>(data: &[T], len: usize, inner: usize, out: &mut [T::Raw]) {
+    if inner == 1 {
+        for (row, fold) in data.chunks_exact(len).zip(out.iter_mut()) {
+            *fold = row[1..].iter().fold(row[0].raw(), |m, x| m ^ x.raw());
+        }
+        return;
+    }
+    for (block, folds) in data.chunks_exact(len * inner).zip(out.chunks_exact_mut(inner)) {
+        for (fold, x) in folds.iter_mut().zip(&block[..inner]) {
+            *fold = x.raw();
+        }
+        for row in block.chunks_exact(inner).skip(1) {
+            for (fold, x) in folds.iter_mut().zip(row) {
+                *fold = *fold ^ x.raw();
+            }
+        }
+    }
+}
+
+/// `elements` values of the pattern `data`, the same on every run (fixed seed).
+fn generate<T: Sample>(elements: usize, data: Data) -> Result<Vec<T>, String> {
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut out = filled(elements, T::default())?;
+    let last = elements.saturating_sub(1) as u64;
+    for (i, x) in out.iter_mut().enumerate() {
+        *x = match data {
+            Data::Uniform => T::uniform(rng.f64()),
+            Data::Normal => {
+                // Box-Muller; 1 - u is in (0, 1], so the logarithm is finite.
+                let (u, v) = (1.0 - rng.f64(), rng.f64());
+                T::normal((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos())
+            }
+            Data::Ascending => T::ascending(i as u64),
+            Data::Descending => T::ascending(last - i as u64),
+            Data::Equal => T::uniform(0.5),
+            Data::NanMix if rng.u8(..8) == 0 => T::nan(rng.u64(..), rng.bool()),
+            Data::NanMix => T::uniform(rng.f64()),
+        };
+    }
+    Ok(out)
+}
