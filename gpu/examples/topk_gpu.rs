@@ -1,0 +1,532 @@
+//! The GPU twin of `examples/topk.rs` (SPEC.md §8):
+//!
+//! ```text
+//! topk_gpu run --input X.npy --axis A --k K --direction decreasing|increasing --values V.npy --indices I.npy
+//!              [--index-type u32|u64|i32|i64] [--backend gpu]
+//! topk_gpu bench [--shape 32x128256] [--dtype f32] [--k 50] [--axis -1] [--direction decreasing]
+//!                [--repeats 10] [--workgroup 256] [--json]
+//! ```
+//!
+//! `run` reads a little-endian `.npy` (`<f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8`, C or Fortran order,
+//! 1 to 8 dimensions), selects on the GPU and writes both outputs as C-order `.npy`. On any error it prints
+//! one line on stderr, exits with code 2 and writes no file. `bench` times the kernels on uniform random
+//! data (GPU timestamps where the adapter has them, else wall clock around submit and wait), checks the
+//! result against the CPU crate once, and prints the median with the adapter's name.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use bytemuck::Pod;
+use topk_kernels::{Direction, Element, Index, Layout, MAX_RANK, Tensor, View, ViewMut, f16, padded_axis};
+use topk_kernels_gpu::{Dtype, Gpu, GpuError, HostViewMut, IndexType, Request, TopKGpu};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("run") => run(&args[1..]),
+        Some("bench") => bench(&args[1..]),
+        _ => Err("usage: topk_gpu run|bench [--flag value]... (see the source's header)".to_string()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `--name value` pairs (and bare `--json`).
+fn flags(args: &[String], known: &[&str]) -> Result<HashMap<String, String>, String> {
+    let mut map = HashMap::new();
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let name = flag
+            .strip_prefix("--")
+            .filter(|n| known.contains(n))
+            .ok_or_else(|| format!("unknown argument {flag:?}"))?;
+        let value = if name == "json" {
+            String::new()
+        } else {
+            it.next().ok_or_else(|| format!("{flag} needs a value"))?.clone()
+        };
+        if map.insert(name.to_string(), value).is_some() {
+            return Err(format!("{flag} given twice"));
+        }
+    }
+    Ok(map)
+}
+
+fn required<'a>(flags: &'a HashMap<String, String>, name: &str) -> Result<&'a str, String> {
+    flags
+        .get(name)
+        .map(String::as_str)
+        .ok_or_else(|| format!("--{name} is required"))
+}
+
+fn direction(name: &str) -> Result<Direction, String> {
+    match name {
+        "decreasing" => Ok(Direction::Decreasing),
+        "increasing" => Ok(Direction::Increasing),
+        other => Err(format!("--direction must be decreasing or increasing, not {other:?}")),
+    }
+}
+
+/// An ONNX-style axis (negative counts from the end) as a dimension number.
+fn axis(text: &str, rank: usize) -> Result<usize, String> {
+    let axis: i64 = text.parse().map_err(|_| format!("--axis {text:?} is not an integer"))?;
+    let resolved = if axis < 0 { axis + rank as i64 } else { axis };
+    usize::try_from(resolved)
+        .ok()
+        .filter(|&a| a < rank)
+        .ok_or_else(|| format!("axis {axis} is out of range for a tensor of {rank} dimensions"))
+}
+
+fn gpu() -> Result<(Gpu, TopKGpu), String> {
+    let gpu = Gpu::new().map_err(|e| e.to_string())?;
+    let topk = TopKGpu::new(&gpu.device).map_err(|e| e.to_string())?;
+    Ok((gpu, topk))
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let flags = flags(
+        args,
+        &[
+            "input",
+            "axis",
+            "k",
+            "direction",
+            "values",
+            "indices",
+            "index-type",
+            "backend",
+        ],
+    )?;
+    let input = required(&flags, "input")?;
+    let values = required(&flags, "values")?;
+    let indices = required(&flags, "indices")?;
+    let direction = direction(required(&flags, "direction")?)?;
+    let k: usize = required(&flags, "k")?
+        .parse()
+        .map_err(|_| "--k must be a non-negative integer".to_string())?;
+    match flags.get("backend").map(String::as_str) {
+        None | Some("gpu") | Some("auto") => {}
+        Some(other) => return Err(format!("backend {other:?} is not available here (gpu)")),
+    }
+    let index = match flags.get("index-type") {
+        None => IndexType::U32,
+        Some(name) => IndexType::from_name(name).ok_or_else(|| format!("unknown index type {name:?}"))?,
+    };
+    let bytes = std::fs::read(input).map_err(|e| format!("cannot read {input}: {e}"))?;
+    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("{input} is not a .npy file: {e}"))?;
+    let type_str = match npy.dtype() {
+        npyz::DType::Plain(t) => t.to_string(),
+        other => return Err(format!("{input}: unsupported dtype {other:?}")),
+    };
+    let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
+    let fortran = npy.order() == npyz::Order::Fortran;
+    let axis = axis(required(&flags, "axis")?, shape.len())?;
+    let job = Job {
+        shape,
+        fortran,
+        axis,
+        k,
+        direction,
+        values,
+        indices,
+        index,
+    };
+    match type_str.as_str() {
+        "<f2" => job.read::<f16>(npy),
+        "<f4" => job.read::<f32>(npy),
+        "<f8" => job.read::<f64>(npy),
+        "|i1" | "<i1" => job.read::<i8>(npy),
+        "<i2" => job.read::<i16>(npy),
+        "<i4" => job.read::<i32>(npy),
+        "<i8" => job.read::<i64>(npy),
+        "|u1" | "<u1" => job.read::<u8>(npy),
+        "<u2" => job.read::<u16>(npy),
+        "<u4" => job.read::<u32>(npy),
+        "<u8" => job.read::<u64>(npy),
+        other => Err(format!(
+            "{input}: unsupported dtype {other} (little-endian ints, floats)"
+        )),
+    }
+}
+
+struct Job<'a> {
+    shape: Vec<usize>,
+    fortran: bool,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    values: &'a str,
+    indices: &'a str,
+    index: IndexType,
+}
+
+impl Job<'_> {
+    fn read<T>(&self, npy: npyz::NpyFile<&[u8]>) -> Result<(), String>
+    where
+        T: Element + Pod + npyz::Deserialize + npyz::AutoSerialize,
+    {
+        let data: Vec<T> = npy
+            .into_vec()
+            .map_err(|e| format!("cannot read the input's data: {e}"))?;
+        match self.index {
+            IndexType::U32 => self.select::<T, u32>(&data),
+            IndexType::U64 => self.select::<T, u64>(&data),
+            IndexType::I32 => self.select::<T, i32>(&data),
+            IndexType::I64 => self.select::<T, i64>(&data),
+        }
+    }
+
+    fn select<T, I>(&self, data: &[T]) -> Result<(), String>
+    where
+        T: Element + Pod + npyz::AutoSerialize,
+        I: Index + Pod + npyz::AutoSerialize,
+    {
+        let rank = self.shape.len();
+        // Checked here so that the message names the axis as given, not its padded rank-8 number.
+        let len = self.shape[self.axis];
+        if self.k > len {
+            let (k, axis) = (self.k, self.axis);
+            return Err(topk_kernels::Error::K { k, len, axis }.to_string());
+        }
+        let strides = self.fortran.then(|| {
+            let mut step = 1isize;
+            self.shape
+                .iter()
+                .map(|&size| {
+                    let stride = step;
+                    step = step.saturating_mul(size.max(1) as isize);
+                    stride
+                })
+                .collect::<Vec<_>>()
+        });
+        let input = View::padded(data, &self.shape, strides.as_deref(), 0).map_err(|e| e.to_string())?;
+        let mut out_shape = self.shape.clone();
+        out_shape[self.axis] = self.k;
+        let count = out_shape
+            .iter()
+            .try_fold(1usize, |a, &s| a.checked_mul(s))
+            .ok_or("output too large")?;
+        let mut values = vec![T::zeroed(); count];
+        let mut indices = vec![I::zeroed(); count];
+        let (gpu, topk) = gpu()?;
+        topk.run_host(
+            &gpu.device,
+            &gpu.queue,
+            input,
+            padded_axis(self.axis, rank),
+            self.k,
+            self.direction,
+            HostViewMut::padded(&mut values, &out_shape, None, 0).map_err(|e| e.to_string())?,
+            HostViewMut::padded(&mut indices, &out_shape, None, 0).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| e.to_string())?;
+        write_npy(self.values, &out_shape, &values)?;
+        if let Err(e) = write_npy(self.indices, &out_shape, &indices) {
+            // No half-written result: the values file goes too.
+            let _ = std::fs::remove_file(self.values);
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+fn write_npy<T: npyz::AutoSerialize + Copy>(path: &str, shape: &[usize], data: &[T]) -> Result<(), String> {
+    use npyz::WriterBuilder;
+    let mut bytes = Vec::new();
+    let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
+    let mut writer = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&shape)
+        .writer(&mut bytes)
+        .begin_nd()
+        .map_err(|e| e.to_string())?;
+    writer.extend(data.iter().copied()).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    let mut file = std::fs::File::create(path).map_err(|e| format!("cannot create {path}: {e}"))?;
+    if let Err(e) = file.write_all(&bytes) {
+        let _ = std::fs::remove_file(path);
+        return Err(format!("cannot write {path}: {e}"));
+    }
+    Ok(())
+}
+
+fn bench(args: &[String]) -> Result<(), String> {
+    let flags = flags(
+        args,
+        &[
+            "shape",
+            "dtype",
+            "k",
+            "axis",
+            "direction",
+            "repeats",
+            "workgroup",
+            "json",
+        ],
+    )?;
+    let shape: Vec<usize> = flags
+        .get("shape")
+        .map_or("32x128256", String::as_str)
+        .split('x')
+        .map(|s| s.parse().map_err(|_| format!("bad --shape part {s:?}")))
+        .collect::<Result<_, _>>()?;
+    let dtype = flags.get("dtype").map_or("f32", String::as_str);
+    let k: usize = flags
+        .get("k")
+        .map_or("50", String::as_str)
+        .parse()
+        .map_err(|_| "bad --k")?;
+    let axis = axis(flags.get("axis").map_or("-1", String::as_str), shape.len())?;
+    let direction = direction(flags.get("direction").map_or("decreasing", String::as_str))?;
+    let repeats: usize = flags
+        .get("repeats")
+        .map_or("10", String::as_str)
+        .parse()
+        .map_err(|_| "bad --repeats")?;
+    let workgroup: u32 = flags
+        .get("workgroup")
+        .map_or("256", String::as_str)
+        .parse()
+        .map_err(|_| "bad --workgroup")?;
+    let bench = Bench {
+        workgroup,
+        shape,
+        axis,
+        k,
+        direction,
+        repeats: repeats.max(1),
+        json: flags.contains_key("json"),
+    };
+    match Dtype::from_name(dtype) {
+        Some(Dtype::F32) => bench.run::<f32>(),
+        Some(Dtype::F64) => bench.run::<f64>(),
+        Some(Dtype::F16) => bench.run::<f16>(),
+        Some(Dtype::I32) => bench.run::<i32>(),
+        Some(Dtype::U8) => bench.run::<u8>(),
+        Some(Dtype::I64) => bench.run::<i64>(),
+        _ => Err(format!("bench supports f32 f64 f16 i32 i64 u8, not {dtype:?}")),
+    }
+}
+
+struct Bench {
+    workgroup: u32,
+    shape: Vec<usize>,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    repeats: usize,
+    json: bool,
+}
+
+impl Bench {
+    fn run<T: Element + Pod>(&self) -> Result<(), String> {
+        let err = |e: GpuError| e.to_string();
+        let rank = self.shape.len();
+        let elements: usize = self.shape.iter().product();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let bytes: Vec<u8> = (0..elements * size_of::<T>())
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 32) as u8
+            })
+            .collect();
+        let data: Vec<T> = bytes
+            .chunks_exact(size_of::<T>())
+            .map(bytemuck::pod_read_unaligned)
+            .collect();
+        let mut out_shape = self.shape.clone();
+        out_shape[self.axis] = self.k;
+        let outputs: usize = out_shape.iter().product();
+        let gpu = Gpu::new().map_err(err)?;
+        let topk = TopKGpu::with_workgroup_size(&gpu.device, self.workgroup).map_err(err)?;
+        let padded = padded_axis(self.axis, rank);
+        let input_layout =
+            Layout::padded(Tensor::Input, &self.shape, None, 0, data.len()).map_err(|e| e.to_string())?;
+        let out_layout = Layout::padded(Tensor::Output, &out_shape, None, 0, outputs).map_err(|e| e.to_string())?;
+        let request = Request::new(
+            Dtype::of::<T>().ok_or("type")?,
+            IndexType::U32,
+            &input_layout,
+            padded,
+            self.k,
+            self.direction,
+            &out_layout,
+            &out_layout,
+        )
+        .map_err(err)?;
+        use wgpu::util::DeviceExt;
+        let mut padded_bytes = bytes.clone();
+        padded_bytes.resize(bytes.len().div_ceil(4).max(1) * 4, 0);
+        let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let input = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("input"),
+            contents: &padded_bytes,
+            usage: storage,
+        });
+        let buffer = |bytes: usize| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: (bytes.div_ceil(4).max(1) * 4) as u64,
+                usage: storage,
+                mapped_at_creation: false,
+            })
+        };
+        let values = buffer(outputs * size_of::<T>());
+        let indices = buffer(outputs * 4);
+        let timestamps = gpu
+            .device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
+        let queries = timestamps.then(|| {
+            let set = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: None,
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            });
+            let resolve = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let read = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            (set, resolve, read)
+        });
+        let mut wall = Vec::new();
+        let mut device_times = Vec::new();
+        for _ in 0..self.repeats + 1 {
+            let mut encoder = gpu.device.create_command_encoder(&Default::default());
+            if let Some((set, _, _)) = &queries {
+                encoder.write_timestamp(set, 0);
+            }
+            topk.record(&gpu.device, &mut encoder, &request, &input, &values, &indices)
+                .map_err(err)?;
+            if let Some((set, resolve, read)) = &queries {
+                encoder.write_timestamp(set, 1);
+                encoder.resolve_query_set(set, 0..2, resolve, 0);
+                encoder.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
+            }
+            let start = Instant::now();
+            gpu.queue.submit([encoder.finish()]);
+            gpu.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| e.to_string())?;
+            wall.push(start.elapsed().as_secs_f64());
+            if let Some((_, _, read)) = &queries {
+                let stamps = read_u64s(&gpu.device, read)?;
+                let period = f64::from(gpu.queue.get_timestamp_period());
+                device_times.push(stamps[1].wrapping_sub(stamps[0]) as f64 * period * 1e-9);
+            }
+        }
+        // The first run compiles and warms up; it is not counted.
+        let median = |v: &mut Vec<f64>| {
+            v.remove(0);
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let wall = median(&mut wall);
+        let device = (!device_times.is_empty()).then(|| median(&mut device_times));
+        self.verify::<T>(&gpu, &topk, &data)?;
+        let seconds = device.unwrap_or(wall);
+        let gbs = (elements * size_of::<T>()) as f64 / seconds / 1e9;
+        let shape = self.shape.iter().map(usize::to_string).collect::<Vec<_>>().join("x");
+        if self.json {
+            println!(
+                "{{\"adapter\":{:?},\"shape\":\"{shape}\",\"dtype\":\"{}\",\"k\":{},\"axis\":{},\"median_s\":{seconds:e},\"wall_s\":{wall:e},\"timer\":\"{}\",\"gb_per_s\":{gbs:.3}}}",
+                gpu.name(),
+                T::NAME,
+                self.k,
+                self.axis,
+                if device.is_some() { "timestamp" } else { "wall" },
+            );
+        } else {
+            println!("adapter: {}", gpu.name());
+            println!(
+                "{shape} {} k={} axis={} {:?} workgroup={}: median {:.3} ms ({}), wall {:.3} ms, {gbs:.4} GB/s",
+                T::NAME,
+                self.k,
+                self.axis,
+                self.direction,
+                self.workgroup,
+                seconds * 1e3,
+                if device.is_some() {
+                    "GPU timestamps"
+                } else {
+                    "wall clock"
+                },
+                wall * 1e3,
+            );
+        }
+        Ok(())
+    }
+
+    /// One run through `run_host`, compared with the CPU crate bit for bit.
+    fn verify<T: Element + Pod>(&self, gpu: &Gpu, topk: &TopKGpu, data: &[T]) -> Result<(), String> {
+        let rank = self.shape.len();
+        let mut out_shape = self.shape.clone();
+        out_shape[self.axis] = self.k;
+        let outputs: usize = out_shape.iter().product();
+        let padded = padded_axis(self.axis, rank);
+        let (mut cv, mut ci) = (vec![T::zeroed(); outputs], vec![0u32; outputs]);
+        let (mut gv, mut gi) = (cv.clone(), ci.clone());
+        let input = View::padded(data, &self.shape, None, 0).map_err(|e| e.to_string())?;
+        let mut scratch = vec![0u64; topk_kernels::scratch_len::<T>(self.shape[self.axis], self.k)];
+        topk_kernels::topk::<T, u32, MAX_RANK>(
+            input,
+            padded,
+            self.k,
+            self.direction,
+            ViewMut::padded(&mut cv, &out_shape, None, 0).map_err(|e| e.to_string())?,
+            ViewMut::padded(&mut ci, &out_shape, None, 0).map_err(|e| e.to_string())?,
+            &mut scratch,
+        )
+        .map_err(|e| e.to_string())?;
+        topk.run_host(
+            &gpu.device,
+            &gpu.queue,
+            input,
+            padded,
+            self.k,
+            self.direction,
+            HostViewMut::padded(&mut gv, &out_shape, None, 0).map_err(|e| e.to_string())?,
+            HostViewMut::padded(&mut gi, &out_shape, None, 0).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| e.to_string())?;
+        if bytemuck::cast_slice::<T, u8>(&cv) != bytemuck::cast_slice::<T, u8>(&gv) || ci != gi {
+            return Err("the GPU result differs from the CPU crate's".into());
+        }
+        Ok(())
+    }
+}
+
+fn read_u64s(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<[u64; 2], String> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = sender.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| e.to_string())?;
+    receiver.recv().map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+    let stamps = {
+        let view = buffer.get_mapped_range(..).map_err(|e| e.to_string())?;
+        let words: [u64; 2] = bytemuck::pod_read_unaligned(&view[..16]);
+        words
+    };
+    buffer.unmap();
+    Ok(stamps)
+}

@@ -1,0 +1,528 @@
+// Top-K along one axis of a strided tensor: DirectML's DML_TOP_K1 on u32 words, bit-identical to the CPU
+// crate (SPEC.md). Baseline WGSL: no f16, no 64-bit integers; every value type is read as u32 words.
+//
+// Idea:
+//   key(x)   = the CPU crate's order-preserving key (src/element.rs) as (hi, lo) u32 words, bits flipped
+//              for Decreasing, so "comes first" is "smaller (key, position)" in both directions.
+//   entry    = (key hi, key lo, position): every entry is distinct, so any correct sort is stable.
+//   short rows (n <= TILE):  one workgroup per row: load keys, bitonic sort in workgroup memory, emit K.
+//   long rows:               radix select of the K-th key and of the last tie taken (see the end of the
+//                            file), K candidates compacted, then sorted: in one workgroup if K <= TILE,
+//                            else as below;
+//   long rows, K near n:     a bitonic sort of the whole row (padded to a power of two) in global memory;
+//                            the steps with a partner distance below TILE run fused in workgroup memory
+//                            (`sort_tile` with stage_first = stage_last), the others one dispatch each.
+//   emit     = copy the value's bits from the input (never from the key) and write the position.
+//
+// Tricks:
+//   - Padding entries are all ones, above every real entry (positions stay below 2^32 - 1).
+//   - Sub-word values (8/16-bit) are written with atomicAnd/atomicOr on their u32 word: two
+//     invocations writing different bytes of one word never lose each other's bytes, and bytes of the
+//     word outside the output view are left as they were.
+//   - Addresses are i32 arithmetic that wraps; the host proved each final address lies in its buffer
+//     of at most 2^32 - 1 bytes, so the wrapped result read as u32 is exact.
+//   - Row and chunk counts above 65535 workgroups go in a 2D grid, linearized with num_workgroups.
+
+// Invocations per workgroup. TILE / 2 must be a multiple of it for full occupancy, not for correctness.
+override WORKGROUP: u32 = 256u;
+// Entries sorted in workgroup memory: 3 words each, 12 KiB (WebGPU's default limit is 16 KiB).
+const TILE: u32 = 1024u;
+const NONE: u32 = 0xFFFFFFFFu;
+
+// What a call is: mirrored by `Desc` in src/lib.rs.
+struct Desc {
+    // Dimensions other than the axis, outermost first (`outer_rank` of them): sizes and element strides.
+    outer_sizes: array<vec4<u32>, 2>,
+    input_outer: array<vec4<i32>, 2>,
+    values_outer: array<vec4<i32>, 2>,
+    indices_outer: array<vec4<i32>, 2>,
+    outer_rank: u32,
+    n: u32,
+    k: u32,
+    rows: u32,
+    input_offset: i32,
+    input_axis: i32,
+    values_offset: i32,
+    values_axis: i32,
+    indices_offset: i32,
+    indices_axis: i32,
+    // 1, 2, 4 or 8.
+    elem_bytes: u32,
+    // 0 unsigned, 1 signed, 2 float.
+    kind: u32,
+    // Bits of +inf (the high word for f64): f16 0x7C00, bf16 0x7F80, f32 0x7F800000, f64 0x7FF00000.
+    inf_hi: u32,
+    // 1 for Decreasing: keys flipped.
+    flip: u32,
+    // 1 for u32/i32 indices, 2 for u64/i64.
+    index_words: u32,
+    pad0: u32,
+}
+
+// One dispatch of a call: mirrored by `Job` in src/lib.rs (bound at a dynamic offset).
+struct Job {
+    // Where entries come from: 0 the input (keys computed here), 1 `scratch`.
+    source: u32,
+    // Where sorted entries go: 0 all of them back to `scratch`, 1 the first K to the outputs.
+    sink: u32,
+    // Entries per chunk: a power of two, 2 to TILE.
+    width: u32,
+    // Chunks per row.
+    chunks: u32,
+    // Entries per row in `scratch` when reading.
+    src_stride: u32,
+    // Entries at chunk positions >= valid are padding.
+    valid: u32,
+    // Entries per row in `scratch` when writing.
+    dst_stride: u32,
+    // Bitonic stages (k = partner block size) run by `sort_tile`: stage_first, 2 stage_first, .. stage_last.
+    stage_first: u32,
+    stage_last: u32,
+    // 1: sort direction by global position (a piece of a row-wide bitonic sort); 0: every chunk ascending.
+    global_dir: u32,
+    // `bitonic_step`: partner distance and stage.
+    j: u32,
+    stage: u32,
+    // Radix select: 0 selects on keys, 1 on the positions of the keys equal to the K-th; digit shift.
+    phase: u32,
+    shift: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> desc: Desc;
+@group(0) @binding(1) var<uniform> job: Job;
+@group(0) @binding(2) var<storage, read> input_words: array<u32>;
+// (key hi, key lo, position) entries, 3 words each.
+@group(0) @binding(3) var<storage, read_write> scratch: array<u32>;
+@group(0) @binding(4) var<storage, read_write> values_words: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> indices_words: array<u32>;
+// Radix select, per row: 256 histogram bins, then the state (see the STATE_* offsets). Zeroed by the host.
+@group(0) @binding(6) var<storage, read_write> counters: array<atomic<u32>>;
+
+const STATE: u32 = 264u;
+// The K-th key found so far (its digits above the current one), high and low word.
+const STATE_KEY_HI: u32 = 256u;
+const STATE_KEY_LO: u32 = 257u;
+// Elements whose key is below the digits found so far: all of them are among the first K.
+const STATE_KEY_BELOW: u32 = 258u;
+// Among the keys equal to the K-th: the position of the last one taken (its digits so far), and how
+// many ties lie below those digits.
+const STATE_POS: u32 = 259u;
+const STATE_POS_BELOW: u32 = 260u;
+// Candidates written by `radix_compact`.
+const STATE_COUNT: u32 = 261u;
+
+var<workgroup> bins: array<atomic<u32>, 256>;
+
+var<workgroup> tile_hi: array<u32, TILE>;
+var<workgroup> tile_lo: array<u32, TILE>;
+var<workgroup> tile_pos: array<u32, TILE>;
+
+struct Bases {
+    input: i32,
+    values: i32,
+    indices: i32,
+}
+
+// Element addresses of position 0 of sequence `row` (row-major over the non-axis dimensions).
+fn row_bases(row: u32) -> Bases {
+    var b = Bases(desc.input_offset, desc.values_offset, desc.indices_offset);
+    var rest = row;
+    for (var d = i32(desc.outer_rank) - 1; d >= 0; d--) {
+        let q = u32(d) / 4u;
+        let r = u32(d) % 4u;
+        let size = max(desc.outer_sizes[q][r], 1u);
+        let c = i32(rest % size);
+        rest = rest / size;
+        b.input += c * desc.input_outer[q][r];
+        b.values += c * desc.values_outer[q][r];
+        b.indices += c * desc.indices_outer[q][r];
+    }
+    return b;
+}
+
+// The raw bits of the input element at `address` (in elements): (low word, high word).
+fn element_bits(address: i32) -> vec2<u32> {
+    let a = u32(address);
+    switch desc.elem_bytes {
+        case 1u: {
+            return vec2<u32>((input_words[a >> 2u] >> ((a & 3u) * 8u)) & 0xFFu, 0u);
+        }
+        case 2u: {
+            return vec2<u32>((input_words[a >> 1u] >> ((a & 1u) * 16u)) & 0xFFFFu, 0u);
+        }
+        case 4u: {
+            return vec2<u32>(input_words[a], 0u);
+        }
+        default: {
+            return vec2<u32>(input_words[2u * a], input_words[2u * a + 1u]);
+        }
+    }
+}
+
+// The order-preserving key of raw bits (src/element.rs), flipped for Decreasing: (high, low) word.
+fn key_of(bits: vec2<u32>) -> vec2<u32> {
+    if desc.elem_bytes == 8u {
+        var hi = bits.y;
+        var lo = bits.x;
+        if desc.kind == 1u {
+            hi ^= 0x80000000u;
+        } else if desc.kind == 2u {
+            let magnitude = hi & 0x7FFFFFFFu;
+            if magnitude > desc.inf_hi || (magnitude == desc.inf_hi && lo != 0u) {
+                hi = NONE; // every NaN: above +inf, all equal
+                lo = NONE;
+            } else if magnitude == 0u && lo == 0u {
+                hi = 0x80000000u; // -0 == +0
+            } else if (hi & 0x80000000u) != 0u {
+                hi = ~hi;
+                lo = ~lo;
+            } else {
+                hi |= 0x80000000u;
+            }
+        }
+        if desc.flip != 0u {
+            hi = ~hi;
+            lo = ~lo;
+        }
+        return vec2<u32>(hi, lo);
+    }
+    let width = desc.elem_bytes * 8u;
+    // A shift by 32 would be taken mod 32, hence the select.
+    let mask = select((1u << width) - 1u, NONE, width == 32u);
+    let sign = 1u << (width - 1u);
+    var key = bits.x;
+    if desc.kind == 1u {
+        key ^= sign;
+    } else if desc.kind == 2u {
+        let magnitude = key & (sign - 1u);
+        if magnitude > desc.inf_hi {
+            key = mask;
+        } else if magnitude == 0u {
+            key = sign;
+        } else if (key & sign) != 0u {
+            key = ~key & mask;
+        } else {
+            key |= sign;
+        }
+    }
+    if desc.flip != 0u {
+        key ^= mask;
+    }
+    return vec2<u32>(0u, key);
+}
+
+// Whether entry a comes before entry b: smaller key, then lower position.
+fn before(a: vec3<u32>, b: vec3<u32>) -> bool {
+    if a.x != b.x {
+        return a.x < b.x;
+    }
+    if a.y != b.y {
+        return a.y < b.y;
+    }
+    return a.z < b.z;
+}
+
+// Writes the element at `pos` of the row as output `rank`, and `pos` as its index.
+fn emit(b: Bases, rank: u32, pos: u32) {
+    let bits = element_bits(b.input + i32(pos) * desc.input_axis);
+    let v = u32(b.values + i32(rank) * desc.values_axis);
+    switch desc.elem_bytes {
+        case 1u: {
+            let shift = (v & 3u) * 8u;
+            atomicAnd(&values_words[v >> 2u], ~(0xFFu << shift));
+            atomicOr(&values_words[v >> 2u], bits.x << shift);
+        }
+        case 2u: {
+            let shift = (v & 1u) * 16u;
+            atomicAnd(&values_words[v >> 1u], ~(0xFFFFu << shift));
+            atomicOr(&values_words[v >> 1u], bits.x << shift);
+        }
+        case 4u: {
+            atomicStore(&values_words[v], bits.x);
+        }
+        default: {
+            atomicStore(&values_words[2u * v], bits.x);
+            atomicStore(&values_words[2u * v + 1u], bits.y);
+        }
+    }
+    let i = u32(b.indices + i32(rank) * desc.indices_axis);
+    if desc.index_words == 1u {
+        indices_words[i] = pos;
+    } else {
+        indices_words[2u * i] = pos;
+        indices_words[2u * i + 1u] = 0u;
+    }
+}
+
+fn load_entry(row: u32, g: u32, b: Bases) -> vec3<u32> {
+    if g >= job.valid {
+        return vec3<u32>(NONE, NONE, NONE);
+    }
+    switch job.source {
+        case 0u: {
+            let key = key_of(element_bits(b.input + i32(g) * desc.input_axis));
+            return vec3<u32>(key.x, key.y, g);
+        }
+        default: {
+            let e = (row * job.src_stride + g) * 3u;
+            return vec3<u32>(scratch[e], scratch[e + 1u], scratch[e + 2u]);
+        }
+    }
+}
+
+// One workgroup per (row, chunk): load a chunk, run bitonic stages in workgroup memory, store (see Job).
+@compute @workgroup_size(WORKGROUP)
+fn sort_tile(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let linear = wid.x + wid.y * groups.x;
+    let width = job.width;
+    let row = linear / job.chunks;
+    let chunk = linear % job.chunks;
+    if row >= desc.rows {
+        return;
+    }
+    let b = row_bases(row);
+    let base = chunk * width;
+    for (var t = lid; t < width; t += WORKGROUP) {
+        let e = load_entry(row, base + t, b);
+        tile_hi[t] = e.x;
+        tile_lo[t] = e.y;
+        tile_pos[t] = e.z;
+    }
+    workgroupBarrier();
+    let dir_base = select(0u, base, job.global_dir != 0u);
+    for (var k = job.stage_first; k <= job.stage_last; k <<= 1u) {
+        for (var j = min(k >> 1u, width >> 1u); j > 0u; j >>= 1u) {
+            for (var p = lid; p < width / 2u; p += WORKGROUP) {
+                let i = 2u * p - (p & (j - 1u));
+                let l = i + j;
+                let ascending = ((dir_base + i) & k) == 0u;
+                let a = vec3<u32>(tile_hi[i], tile_lo[i], tile_pos[i]);
+                let c = vec3<u32>(tile_hi[l], tile_lo[l], tile_pos[l]);
+                if select(before(a, c), before(c, a), ascending) {
+                    tile_hi[i] = c.x;
+                    tile_lo[i] = c.y;
+                    tile_pos[i] = c.z;
+                    tile_hi[l] = a.x;
+                    tile_lo[l] = a.y;
+                    tile_pos[l] = a.z;
+                }
+            }
+            workgroupBarrier();
+        }
+    }
+    switch job.sink {
+        case 0u: {
+            for (var t = lid; t < width; t += WORKGROUP) {
+                let e = (row * job.dst_stride + base + t) * 3u;
+                scratch[e] = tile_hi[t];
+                scratch[e + 1u] = tile_lo[t];
+                scratch[e + 2u] = tile_pos[t];
+            }
+        }
+        default: {
+            for (var t = lid; t < desc.k; t += WORKGROUP) {
+                emit(b, t, tile_pos[t]);
+            }
+        }
+    }
+}
+
+// One compare-exchange of a row-wide bitonic sort in `scratch` (rows of `dst_stride` entries, a power of two).
+@compute @workgroup_size(WORKGROUP)
+fn bitonic_step(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let id = (wid.x + wid.y * groups.x) * WORKGROUP + lid;
+    let pairs = job.dst_stride / 2u;
+    let row = id / pairs;
+    if row >= desc.rows {
+        return;
+    }
+    let p = id % pairs;
+    let j = job.j;
+    let i = 2u * p - (p & (j - 1u));
+    let l = i + j;
+    let ascending = (i & job.stage) == 0u;
+    let ei = (row * job.dst_stride + i) * 3u;
+    let el = (row * job.dst_stride + l) * 3u;
+    let a = vec3<u32>(scratch[ei], scratch[ei + 1u], scratch[ei + 2u]);
+    let c = vec3<u32>(scratch[el], scratch[el + 1u], scratch[el + 2u]);
+    if select(before(a, c), before(c, a), ascending) {
+        scratch[ei] = c.x;
+        scratch[ei + 1u] = c.y;
+        scratch[ei + 2u] = c.z;
+        scratch[el] = a.x;
+        scratch[el + 1u] = a.y;
+        scratch[el + 2u] = a.z;
+    }
+}
+
+// Emits the first K entries of each sorted row of `scratch` (rows of `dst_stride` entries).
+@compute @workgroup_size(WORKGROUP)
+fn write_sorted(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let id = (wid.x + wid.y * groups.x) * WORKGROUP + lid;
+    let row = id / desc.k;
+    if row >= desc.rows {
+        return;
+    }
+    let rank = id % desc.k;
+    emit(row_bases(row), rank, scratch[(row * job.dst_stride + rank) * 3u + 2u]);
+}
+
+// Radix select for long rows (n > TILE, K <= TILE). Per digit of 8 bits, from the top:
+//   radix_histogram: count the digit of every element whose higher digits equal the K-th key's so far;
+//   radix_select:    walk the 256 bins to the one holding the K-th, fix that digit, count the bins below.
+// Phase 0 does this on keys and finds the K-th key T exactly; phase 1 does it on the positions of the
+// elements with key T and finds the position of the last tie taken (ties go to the lowest positions).
+// radix_compact then writes exactly K candidates (key < T, or key == T at a position up to that one) in
+// any order, and `sort_tile` sorts them and writes the outputs.
+
+// Whether the bits of v at and above `from_bit` equal those of p ((hi, lo) pairs).
+fn high_equal(v: vec2<u32>, p: vec2<u32>, from_bit: u32) -> bool {
+    if from_bit >= 64u {
+        return true;
+    }
+    if from_bit >= 32u {
+        return (v.x >> (from_bit - 32u)) == (p.x >> (from_bit - 32u));
+    }
+    return v.x == p.x && (v.y >> from_bit) == (p.y >> from_bit);
+}
+
+fn digit_of(v: vec2<u32>, shift: u32) -> u32 {
+    if shift >= 32u {
+        return (v.x >> (shift - 32u)) & 0xFFu;
+    }
+    return (v.y >> shift) & 0xFFu;
+}
+
+// One workgroup per (row, chunk of `width` positions): a histogram in workgroup memory, added to the row's.
+@compute @workgroup_size(WORKGROUP)
+fn radix_histogram(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let linear = wid.x + wid.y * groups.x;
+    let row = linear / job.chunks;
+    let chunk = linear % job.chunks;
+    if row >= desc.rows {
+        return;
+    }
+    for (var d = lid; d < 256u; d += WORKGROUP) {
+        atomicStore(&bins[d], 0u);
+    }
+    workgroupBarrier();
+    let b = row_bases(row);
+    let state = row * STATE;
+    let kth = vec2<u32>(atomicLoad(&counters[state + STATE_KEY_HI]), atomicLoad(&counters[state + STATE_KEY_LO]));
+    let last = vec2<u32>(0u, atomicLoad(&counters[state + STATE_POS]));
+    let start = chunk * job.width;
+    let end = min(start + job.width, desc.n);
+    for (var pos = start + lid; pos < end; pos += WORKGROUP) {
+        let key = key_of(element_bits(b.input + i32(pos) * desc.input_axis));
+        if job.phase == 0u {
+            if high_equal(key, kth, job.shift + 8u) {
+                atomicAdd(&bins[digit_of(key, job.shift)], 1u);
+            }
+        } else {
+            let p = vec2<u32>(0u, pos);
+            if all(key == kth) && high_equal(p, last, job.shift + 8u) {
+                atomicAdd(&bins[digit_of(p, job.shift)], 1u);
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var d = lid; d < 256u; d += WORKGROUP) {
+        let count = atomicLoad(&bins[d]);
+        if count != 0u {
+            atomicAdd(&counters[state + d], count);
+        }
+    }
+}
+
+// One invocation per row: the bin holding the K-th, its digit fixed, the bins cleared for the next digit.
+@compute @workgroup_size(WORKGROUP)
+fn radix_select(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let row = (wid.x + wid.y * groups.x) * WORKGROUP + lid;
+    if row >= desc.rows {
+        return;
+    }
+    let state = row * STATE;
+    // 1-based rank of the wanted element among those still in the running.
+    var rank = desc.k - atomicLoad(&counters[state + STATE_KEY_BELOW]);
+    if job.phase == 1u {
+        rank -= atomicLoad(&counters[state + STATE_POS_BELOW]);
+    }
+    var below = 0u;
+    var digit = 0u;
+    var found = false;
+    for (var d = 0u; d < 256u; d++) {
+        let count = atomicExchange(&counters[state + d], 0u);
+        if !found {
+            if below + count >= rank {
+                digit = d;
+                found = true;
+            } else {
+                below += count;
+            }
+        }
+    }
+    if job.phase == 0u {
+        atomicAdd(&counters[state + STATE_KEY_BELOW], below);
+        if job.shift >= 32u {
+            atomicOr(&counters[state + STATE_KEY_HI], digit << (job.shift - 32u));
+        } else {
+            atomicOr(&counters[state + STATE_KEY_LO], digit << job.shift);
+        }
+    } else {
+        atomicAdd(&counters[state + STATE_POS_BELOW], below);
+        atomicOr(&counters[state + STATE_POS], digit << job.shift);
+    }
+}
+
+// One invocation per element: the K candidates of each row, in any order, into `scratch` (rows of
+// `dst_stride` entries; the rest of a row is left for `sort_tile` to pad).
+@compute @workgroup_size(WORKGROUP)
+fn radix_compact(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let id = (wid.x + wid.y * groups.x) * WORKGROUP + lid;
+    let row = id / desc.n;
+    if row >= desc.rows {
+        return;
+    }
+    let pos = id % desc.n;
+    let state = row * STATE;
+    let kth = vec2<u32>(atomicLoad(&counters[state + STATE_KEY_HI]), atomicLoad(&counters[state + STATE_KEY_LO]));
+    let last = atomicLoad(&counters[state + STATE_POS]);
+    let key = key_of(element_bits(row_bases(row).input + i32(pos) * desc.input_axis));
+    let less = key.x < kth.x || (key.x == kth.x && key.y < kth.y);
+    if less || (all(key == kth) && pos <= last) {
+        let slot = atomicAdd(&counters[state + STATE_COUNT], 1u);
+        // Exactly K elements qualify; the bound only guards the buffer.
+        if slot < desc.k {
+            let e = (row * job.dst_stride + slot) * 3u;
+            scratch[e] = key.x;
+            scratch[e + 1u] = key.y;
+            scratch[e + 2u] = pos;
+        }
+    }
+}
