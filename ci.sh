@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every check of the workspace.
-# Usage: ./ci.sh            (everything; about 20-25 minutes on 2 cores from a clean clone)
+# Usage: ./ci.sh            (everything; about 25 minutes on 2 cores from a clean clone)
 #        ./ci.sh --quick    (skips the fuzz smoke run and miri)
+# Knobs: FUZZ_SECONDS (per fuzz target, default 30), QUICKCHECK_TESTS, TOPK_SEED (see tests/common).
 set -euo pipefail
 cd "$(dirname "$0")"
 quick=0
@@ -18,6 +19,8 @@ command -v aarch64-linux-gnu-gcc >/dev/null || packages+=(gcc-aarch64-linux-gnu 
 command -v arm-none-eabi-size >/dev/null || packages+=(binutils-arm-none-eabi)
 command -v cc >/dev/null || packages+=(gcc)
 ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || packages+=(mesa-vulkan-drivers)
+ldconfig -p | grep -q 'libvulkan\.so\.1' || packages+=(libvulkan1)
+command -v c++ >/dev/null || packages+=(g++)
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if ((${#packages[@]})); then
     as_root apt-get update -qq
@@ -32,6 +35,10 @@ export CARGO_TERM_COLOR=never
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 export RUSTDOCFLAGS="-D warnings"
+# The GPU tests run on lavapipe (Mesa's CPU Vulkan driver) and must find it: no silent skip.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+export VK_ICD_FILENAMES="${VK_ICD_FILENAMES:-$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json | head -1)}"
+export WGPU_BACKEND=vulkan TOPK_REQUIRE_GPU=1
 
 step "format"
 cargo fmt --all --check
@@ -42,18 +49,33 @@ cargo clippy --workspace --all-targets --all-features -- -D warnings
 step "clippy (aarch64)"
 cargo clippy -p topk-kernels --target aarch64-unknown-linux-gnu --all-targets --all-features -- -D warnings
 
-step "tests (host, every feature)"
-cargo test -p topk-kernels --all-features
+step "tests (host, every feature: kernel, C ABI, GPU on lavapipe, CLI, doctests)"
+cargo test --workspace --all-features
 
-step "tests (aarch64 under qemu)"
-cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --lib --tests --features rayon
+step "tests (aarch64 under qemu: NEON and the portable engine; release, for qemu's sake)"
+cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --release --lib --tests --features rayon
 
-step "no_std builds (firmware and bare-metal x86_64)"
-cargo build -p topk-kernels --no-default-features --target thumbv7em-none-eabihf --lib
-cargo build -p topk-kernels --no-default-features --target x86_64-unknown-none --lib
+step "C ABI: the C test program, and the static library for the firmware target"
+capi/tests/run_c_tests.sh
+cargo rustc -p topk-kernels-capi --no-default-features --target thumbv7em-none-eabihf --crate-type staticlib
+
+step "conformance of 'topk run' against ONNX's reference TopK"
+cargo build --release --example topk
+[[ -x .venv-conformance/bin/python ]] || python3 -m venv .venv-conformance
+.venv-conformance/bin/python -c 'import numpy, onnx' 2>/dev/null || .venv-conformance/bin/pip install -q numpy onnx
+.venv-conformance/bin/python tests/conformance.py target/release/examples/topk
+
+step "benchmarks compile and run once"
+cargo bench -p topk-kernels --bench topk -- --test >/dev/null
+
+step "GPU example on lavapipe"
+cargo run -p topk-kernels-gpu --example topk_gpu -- bench --shape 4x4096 --k 16 --repeats 2
 
 step "docs"
 cargo doc -p topk-kernels --no-deps --all-features
+
+step "robustness: fuzz smoke run, miri, no_std builds, firmware size"
+if ((quick)); then FUZZ_SECONDS=0 SKIP_MIRI=1 ci/robustness.sh; else ci/robustness.sh; fi
 
 step "the main job"
 cargo run --release --example topk -- demo

@@ -154,9 +154,10 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     TopK::new(input, axis, k, direction, values, indices)?.run(scratch)
 }
 
-/// [`topk`] with its scratch on the stack: `32 · K_MAX` bytes, for `k <= K_MAX`.
+/// [`topk`] with its scratch on the stack: `32 · K_MAX` bytes, enough for `k <= K_MAX`.
 ///
-/// For callers without a heap that know a bound on K at compile time. A larger `k` is
+/// For callers without a heap that know a bound on K at compile time. The scratch holds `min(n, 2k)`
+/// candidates, so a larger `k` still runs on rows of at most `2 · K_MAX` elements; otherwise it is
 /// [`Error::Scratch`].
 ///
 /// ```
