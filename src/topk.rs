@@ -371,9 +371,103 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
 
     fn with_buffer<E: Entry>(&mut self, engine: arch::Engine, sequences: Range<usize>, scratch: &mut [u64]) {
         let buffer = E::from_words(scratch);
-        self.each_sequence(sequences, |seq, k, flip, emit| {
+        let mut one = |seq: &Sequence<'_, T>, k, flip, emit: &mut dyn FnMut(usize, usize)| {
             engine.select(seq, k, flip, buffer, emit)
-        });
+        };
+        let Some(inner) = self.side_by_side(engine) else {
+            return self.each_sequence(sequences, &mut one);
+        };
+        // Runs of neighbouring sequences side by side, one per lane; what a run leaves, one at a time.
+        let mut next = sequences.start;
+        while next < sequences.end {
+            next = self.each_side(next..sequences.end, |side, k, flip, emit| {
+                engine.select_side::<T, E>(side, k, flip, emit)
+            });
+            let coord = coordinates(self.input.sizes(), self.axis, next);
+            let rest_of_run = (self.input.sizes()[inner] - coord[inner]).min(sequences.end - next);
+            self.each_sequence(next..next + rest_of_run, &mut one);
+            next += rest_of_run;
+        }
+    }
+
+    /// The innermost dimension, if `engine` can read sequences side by side here: it is not the axis,
+    /// has input stride 1 and more than one sequence, and K is small enough for lanes' pools.
+    fn side_by_side(&self, engine: arch::Engine) -> Option<usize> {
+        let inner = D.checked_sub(1)?;
+        let fits = self.axis != inner
+            && self.input.layout().strides()[inner] == 1
+            && self.input.sizes()[inner] > 1
+            && self.k <= arch::SIDE_MAX_K;
+        (fits && engine.has_sides()).then_some(inner)
+    }
+
+    /// Walks `sequences` from their start in runs of neighbours (same coordinates but the innermost),
+    /// letting `select` take the first `done` of each run side by side and report them through
+    /// `emit(lane, rank, position)`. Stops at the first run `select` declines (`done == 0`) and returns
+    /// the first sequence not done.
+    fn each_side(
+        &mut self,
+        sequences: Range<usize>,
+        mut select: impl FnMut(&Side<'_, T>, usize, u64, &mut dyn FnMut(usize, usize, usize)) -> usize,
+    ) -> usize {
+        let inner = D.saturating_sub(1);
+        let axis = self.axis;
+        let sizes = self.input.sizes();
+        let len = sizes[axis];
+        let input = *self.input.layout();
+        let flip = self.direction.flip::<T::Key>();
+        let (values_step, values_lane) = (self.values.layout.strides()[axis], self.values.layout.strides()[inner]);
+        let (indices_step, indices_lane) = (
+            self.indices.layout.strides()[axis],
+            self.indices.layout.strides()[inner],
+        );
+        let mut number = sequences.start;
+        let mut coord = coordinates(sizes, axis, number);
+        while number < sequences.end {
+            let count = (sizes[inner] - coord[inner]).min(sequences.end - number);
+            let side = Side {
+                first: Sequence {
+                    data: self.input.data(),
+                    start: input.address(&coord),
+                    stride: input.strides()[axis],
+                    len,
+                },
+                count,
+            };
+            let values_start = self.values.layout.address(&coord);
+            let indices_start = self.indices.layout.address(&coord);
+            let (values, indices) = (&self.values, &self.indices);
+            let done = select(&side, self.k, flip, &mut |lane, rank, position| {
+                debug_assert!(
+                    lane < count && rank < self.k && position < len,
+                    "{lane} {rank} {position}"
+                );
+                let (lane, rank) = (lane as isize, rank as isize);
+                // SAFETY: `coord` moved `lane < count` along the innermost dimension is still a coordinate
+                // (count <= sizes[inner] - coord[inner]) with 0 on the axis, and rank < k is a coordinate
+                // along the axis, so both output addresses were validated; `side.get` takes lane < count
+                // and position < len.
+                unsafe {
+                    values.write(
+                        values_start + lane * values_lane + rank * values_step,
+                        side.get(lane as usize, position),
+                    );
+                    indices.write(
+                        indices_start + lane * indices_lane + rank * indices_step,
+                        I::from_position(position),
+                    );
+                }
+            });
+            if done == 0 {
+                break;
+            }
+            let done = done.min(count);
+            number += done;
+            for _ in 0..done {
+                advance(&mut coord, &sizes, axis);
+            }
+        }
+        number
     }
 
     /// Walks `sequences` in order, lets `select` report each one's positions, and writes the outputs.
@@ -494,6 +588,51 @@ impl<T: Copy> Sequence<'_, T> {
         // SAFETY: the sequence is a line of a validated input layout, whose every coordinate's address is
         // inside `data`, and position < len is a coordinate on it (the caller's precondition).
         unsafe { *self.data.get_unchecked(address as usize) }
+    }
+}
+
+/// `count` neighbouring sequences side by side: sequence `lane` is `first` moved `lane` elements on.
+pub(crate) struct Side<'a, T> {
+    first: Sequence<'a, T>,
+    count: usize,
+}
+
+impl<T: Copy> Side<'_, T> {
+    /// Number of sequences.
+    #[inline(always)]
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Length of each sequence.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.first.len
+    }
+
+    /// Element `position` of the first `lanes` sequences, adjacent in memory; `None` if `lanes > count`
+    /// (checked, so that vector loads from the slice need no other precondition).
+    #[inline(always)]
+    pub(crate) fn row(&self, position: usize, lanes: usize) -> Option<&[T]> {
+        if lanes > self.count || position >= self.first.len {
+            return None;
+        }
+        let address = self.first.start + position as isize * self.first.stride;
+        self.first.data.get(usize::try_from(address).ok()?..)?.get(..lanes)
+    }
+
+    /// Element `position` of sequence `lane`.
+    ///
+    /// # Safety
+    /// `lane < self.count()` and `position < self.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self, lane: usize, position: usize) -> T {
+        debug_assert!(lane < self.count, "lane {lane} of {}", self.count);
+        let address = self.first.start + lane as isize + position as isize * self.first.stride;
+        // SAFETY: each of the `count` sequences is a line of the validated input layout (the innermost
+        // dimension, stride 1, moved by lane < count), so a coordinate position < len on it is inside
+        // `data` (the caller's preconditions).
+        unsafe { *self.first.data.get_unchecked(address as usize) }
     }
 }
 

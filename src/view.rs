@@ -290,6 +290,7 @@ impl<'a, T, const D: usize> ViewMut<'a, T, D> {
     }
 
     /// The line of `len` elements `stride` apart from `offset`, inside the same slice.
+    #[cfg(feature = "rayon")]
     pub(crate) fn line(&mut self, len: usize, stride: isize, offset: usize) -> Result<ViewMut<'_, T, 1>, Error> {
         let layout = Layout::new(Tensor::Output, [len], [stride], offset, self.data.len())?;
         Ok(ViewMut {

@@ -248,8 +248,58 @@ sweeps! {
     sweep_i64: i64, 12;
 }
 
-/// Long rows: the adversarial orders that make the filter bail out to sampling, several rows, and
-/// strided (non-last axis) requests that fall back to the scalar engine.
+/// A non-last axis whose neighbouring sequences are adjacent (the engines read them side by side, one
+/// per lane): neighbour counts around the lane counts (4, 8, 16) so that runs split into full groups and
+/// a remainder done one at a time, K up to the side-by-side limit (16) and just past it.
+fn sides<T: Bits>(seed: u64) {
+    let mut rng = Rng(seed | 1);
+    let shapes: &[(usize, usize)] = if cfg!(miri) {
+        &[(20, 9)]
+    } else {
+        &[(1, 8), (5, 16), (40, 17), (97, 33), (300, 20)]
+    };
+    for &(n, neighbours) in shapes {
+        for pattern in PATTERNS {
+            let data = make::<T>(&mut rng, n * neighbours, pattern);
+            let mut ks: Vec<usize> = [1, 3, 8, 16, 17].into_iter().map(|k| k.min(n)).collect();
+            ks.dedup();
+            for k in ks {
+                let direction = if rng.below(2) == 0 {
+                    Direction::Decreasing
+                } else {
+                    Direction::Increasing
+                };
+                check(&data, neighbours, true, k, direction);
+            }
+        }
+    }
+}
+
+macro_rules! side_by_side {
+    ($($name:ident: $t:ty, $seed:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            sides::<$t>($seed);
+        }
+    )*};
+}
+side_by_side! {
+    sides_f32: f32, 21;
+    sides_f64: f64, 22;
+    sides_f16: f16, 23;
+    sides_bf16: bf16, 24;
+    sides_u8: u8, 25;
+    sides_i8: i8, 26;
+    sides_u16: u16, 27;
+    sides_i16: i16, 28;
+    sides_u32: u32, 29;
+    sides_i32: i32, 30;
+    sides_u64: u64, 31;
+    sides_i64: i64, 32;
+}
+
+/// Long rows: the adversarial orders that make the filter bail out to sampling, several rows, and a
+/// non-last axis with five neighbours (fewer than most engines' lanes: mostly one sequence at a time).
 fn long<T: Bits>(seed: u64) {
     let mut rng = Rng(seed | 1);
     let n = if cfg!(miri) { 600 } else { 5000 };

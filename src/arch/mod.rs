@@ -2,7 +2,8 @@
 //! elements in order; `topk.rs` does everything around that (validation, walking sequences, writing).
 //!
 //! - `scalar`: the threshold filter one element at a time (strided rows of every SIMD engine too);
-//! - `generic`: the block filter, written once over [`crate::vector::Vector`];
+//! - `generic`: the block filter, and the side-by-side filter for a non-last axis (one sequence per
+//!   lane), written once over [`crate::vector::Vector`];
 //! - `all::portable`: `generic` on plain arrays, for every target;
 //! - `x86_64::{avx2, avx512}`, `aarch64::neon`: `generic` on each ISA's registers, behind a capability
 //!   token. The one `cfg` ladder choosing what is compiled is here; every SIMD arm says `not(miri)`.
@@ -19,7 +20,11 @@ pub(crate) mod aarch64;
 
 use crate::element::Element;
 use crate::entry::Entry;
-use crate::topk::{Backend, Sequence};
+use crate::topk::{Backend, Sequence, Side};
+
+/// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted on
+/// the stack).
+pub(crate) const SIDE_MAX_K: usize = generic::SMALL_K;
 
 /// A concrete engine, resolved (and its CPU support checked) once per call.
 #[derive(Clone, Copy)]
@@ -71,6 +76,34 @@ impl Engine {
             Engine::Avx512(token) => token.select(seq, k, flip, buffer, emit),
             #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
             Engine::Neon(token) => token.select(seq, k, flip, buffer, emit),
+        }
+    }
+
+    /// Whether [`select_side`](Self::select_side) can ever take sequences (the SIMD engines).
+    pub(crate) fn has_sides(self) -> bool {
+        !matches!(self, Engine::Scalar)
+    }
+
+    /// Takes the first `done` sequences of `side` (one per lane, all of them or none: `done` is 0 or the
+    /// engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
+    /// position)`; `1 <= k <= SIDE_MAX_K`.
+    #[inline]
+    pub(crate) fn select_side<T: Element, E: Entry>(
+        self,
+        side: &Side<'_, T>,
+        k: usize,
+        flip: u64,
+        emit: &mut dyn FnMut(usize, usize, usize),
+    ) -> usize {
+        match self {
+            Engine::Scalar => 0,
+            Engine::Portable => all::portable::select_side::<T, E>(side, k, flip, emit),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx2(token) => token.select_side::<T, E>(side, k, flip, emit),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx512(token) => token.select_side::<T, E>(side, k, flip, emit),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+            Engine::Neon(token) => token.select_side::<T, E>(side, k, flip, emit),
         }
     }
 }

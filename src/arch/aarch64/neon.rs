@@ -6,7 +6,7 @@ use core::arch::aarch64::*;
 use crate::arch::generic;
 use crate::element::Element;
 use crate::entry::Entry;
-use crate::topk::Sequence;
+use crate::topk::{Sequence, Side};
 use crate::vector::Vector;
 
 /// Proof that this target has NEON: only [`Neon::new`] makes one.
@@ -31,6 +31,30 @@ impl Neon {
         // SAFETY: the token exists, so the target has NEON.
         unsafe { select(seq, k, flip, buffer, emit) }
     }
+
+    /// Neighbouring sequences side by side on NEON lanes. Same contract as `arch::Engine::select_side`.
+    pub(crate) fn select_side<T: Element, E: Entry>(
+        self,
+        side: &Side<'_, T>,
+        k: usize,
+        flip: u64,
+        emit: &mut dyn FnMut(usize, usize, usize),
+    ) -> usize {
+        // SAFETY: the token exists, so the CPU has NEON.
+        unsafe { select_side::<T, E>(side, k, flip, emit) }
+    }
+}
+
+/// # Safety
+/// The CPU has NEON.
+#[target_feature(enable = "neon")]
+unsafe fn select_side<T: Element, E: Entry>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    generic::select_side::<U32x4, U64x2, T, E>(side, k, flip, emit)
 }
 
 /// # Safety
@@ -46,8 +70,8 @@ unsafe fn select<T: Element, E: Entry>(
     generic::select::<U32x4, U64x2, T, E>(seq, k, flip, buffer, emit);
 }
 
-// The vectors below are only created inside `select` above, which runs only where NEON is present (the
-// token's invariant): that is the precondition every intrinsic call below relies on.
+// The vectors below are only created inside `select` and `select_side` above, which run only where NEON is
+// present (the token's invariant): that is the precondition every intrinsic call below relies on.
 
 #[derive(Clone, Copy)]
 struct U32x4(uint32x4_t);

@@ -7,7 +7,7 @@
 use crate::arch::generic;
 use crate::element::Element;
 use crate::entry::Entry;
-use crate::topk::Sequence;
+use crate::topk::{Sequence, Side};
 use crate::vector::Vector;
 
 /// Selects through the generic filter on portable lanes. Same contract as `arch::scalar::select`.
@@ -19,6 +19,16 @@ pub(crate) fn select<T: Element, E: Entry>(
     emit: &mut dyn FnMut(usize, usize),
 ) {
     generic::select::<Lanes<u32, 8>, Lanes<u64, 4>, T, E>(seq, k, flip, buffer, emit);
+}
+
+/// Neighbouring sequences side by side on portable lanes. Same contract as `arch::Engine::select_side`.
+pub(crate) fn select_side<T: Element, E: Entry>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    generic::select_side::<Lanes<u32, 8>, Lanes<u64, 4>, T, E>(side, k, flip, emit)
 }
 
 /// `N` lanes of `L`; masks are lanes of all ones or all zeros, as SIMD compares make them.

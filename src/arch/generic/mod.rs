@@ -34,7 +34,7 @@ use crate::arch::scalar;
 use crate::candidates::Candidates;
 use crate::element::{Element, Key, ordered_key};
 use crate::entry::Entry;
-use crate::topk::Sequence;
+use crate::topk::{Sequence, Side};
 use crate::vector::Vector;
 
 /// Vectors per block: one compare-and-branch per `UNROLL · LANES` elements (at most 64 lanes, so a
@@ -255,6 +255,137 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     true
 }
 
+/// The most lanes a vector has (AVX-512, 32-bit lanes): the side-by-side pools are this many.
+const MAX_LANES: usize = 16;
+
+/// Reads up to `MAX_LANES` neighbouring sequences of `side` side by side, one per lane, and reports each
+/// one's first K through `emit(lane, rank, position)`. Returns the sequences taken: a multiple of
+/// `V::LANES`, or 0 (nothing reported) when `side` has fewer than `V::LANES` or `k > SMALL_K`.
+///
+/// ```text
+/// pools[lane] = the best K of sequence `lane` so far, sorted           // `Sorted`, on the stack
+/// for each position j (one vector: element j of every lane, adjacent in memory):
+///     if j < K: push every lane
+///     else if any key < limits (lane-wise): push the passing lanes, update their limits
+/// ```
+/// A non-last axis costs one vector compare per `LANES` elements, reading memory in order, instead of
+/// one strided (cache-missing) walk per sequence. Stack: `MAX_LANES` pools of `SMALL_K` entries (at
+/// most 4.5 KiB).
+#[inline(always)]
+pub(crate) fn select_side<V32: Vector, V64: Vector, T: Element, E: Entry>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    let map = KeyMap::of::<T>();
+    match (size_of::<T>() == 8, map.kind) {
+        (true, UNSIGNED) => side_filter::<V64, T, E, UNSIGNED>(side, k, flip, &map, emit),
+        (true, SIGNED) => side_filter::<V64, T, E, SIGNED>(side, k, flip, &map, emit),
+        (true, _) => side_filter::<V64, T, E, FLOAT>(side, k, flip, &map, emit),
+        (false, UNSIGNED) => side_filter::<V32, T, E, UNSIGNED>(side, k, flip, &map, emit),
+        (false, SIGNED) => side_filter::<V32, T, E, SIGNED>(side, k, flip, &map, emit),
+        (false, _) => side_filter::<V32, T, E, FLOAT>(side, k, flip, &map, emit),
+    }
+}
+
+#[inline(always)]
+fn side_filter<V: Vector, T: Element, E: Entry, const KIND: u8>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    // Up to MAX_LANES sequences, a whole number of vectors: 16 f32 are one 64-byte cache line, read once.
+    let vectors = (MAX_LANES / V::LANES).min(side.count() / V::LANES);
+    let lanes = vectors * V::LANES;
+    if !(1..=SMALL_K).contains(&k) || lanes == 0 || side.len() < k {
+        return 0;
+    }
+    let constants = Lanes::<V>::new(map, flip);
+    let mut pools: [Sorted<E>; MAX_LANES] = core::array::from_fn(|_| Sorted::new(k));
+    let mut limits = Limits::default();
+    let mut limit = [V::splat(0); MAX_LANES];
+    for position in 0..side.len() {
+        // Checked once per row: the loads below need nothing else.
+        let Some(row) = side.row(position, lanes) else {
+            return 0;
+        };
+        if position < k {
+            // Filling: every lane enters; once each pool holds K, its K-th key is its lane's limit.
+            for (lane, (pool, &x)) in pools.iter_mut().zip(row).enumerate() {
+                pool.push(ordered_key(x, flip), position);
+                limits.set(lane, pool.threshold().unwrap_or(u64::MAX));
+            }
+            limits.load::<V, T>(&mut limit[..vectors]);
+            continue;
+        }
+        let mut bits = 0u64;
+        for (v, (chunk, &limit)) in row.chunks_exact(V::LANES).zip(&limit[..vectors]).enumerate() {
+            // SAFETY: `chunk` holds V::LANES elements of T, one of the crate's element types.
+            let raw = unsafe { V::load(chunk.as_ptr()) };
+            bits |= V::bits(keys::<V, KIND>(raw, &constants).lt(limit)) << (v * V::LANES);
+        }
+        if bits != 0 {
+            while bits != 0 {
+                let lane = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if let (Some(pool), Some(&x)) = (pools.get_mut(lane), row.get(lane)) {
+                    pool.push(ordered_key(x, flip), position);
+                    limits.set(lane, pool.threshold().unwrap_or(u64::MAX));
+                }
+            }
+            limits.load::<V, T>(&mut limit[..vectors]);
+        }
+    }
+    for (lane, pool) in pools.into_iter().take(lanes).enumerate() {
+        pool.report(&mut |rank, position| emit(lane, rank, position));
+    }
+    lanes
+}
+
+/// Each lane's limit (keys strictly below it may enter), kept at both lane widths so that a vector
+/// reload is plain loads.
+struct Limits {
+    wide: [u64; MAX_LANES],
+    narrow: [u32; MAX_LANES],
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            wide: [0; MAX_LANES],
+            narrow: [0; MAX_LANES],
+        }
+    }
+}
+
+impl Limits {
+    #[inline(always)]
+    fn set(&mut self, lane: usize, limit: u64) {
+        if let (Some(wide), Some(narrow)) = (self.wide.get_mut(lane), self.narrow.get_mut(lane)) {
+            // Keys of types narrower than 8 bytes fit 32 bits (the truncated all-ones is still above them).
+            (*wide, *narrow) = (limit, limit as u32);
+        }
+    }
+
+    /// The limits as vectors of `T`'s lane width.
+    #[inline(always)]
+    fn load<V: Vector, T>(&self, vectors: &mut [V]) {
+        for (v, vector) in vectors.iter_mut().enumerate().take(MAX_LANES / V::LANES) {
+            let first = v * V::LANES;
+            *vector = if size_of::<T>() == 8 {
+                // SAFETY: first + V::LANES <= MAX_LANES u64s (the `take`), the lane width of 8-byte types.
+                unsafe { V::load(self.wide.as_ptr().add(first)) }
+            } else {
+                // SAFETY: first + V::LANES <= MAX_LANES u32s (the `take`), the lane width of narrower types.
+                unsafe { V::load(self.narrow.as_ptr().add(first)) }
+            };
+        }
+    }
+}
+
 /// Where the filter keeps its candidates: the shared buffer, or for small K a sorted array.
 trait Pool {
     /// Appends a candidate (positions in increasing order).
@@ -282,7 +413,7 @@ impl<E: Entry> Pool for Candidates<'_, E> {
 }
 
 /// K at most this keeps its candidates sorted on the stack (`SMALL_K` entries of 16 bytes at most).
-const SMALL_K: usize = 16;
+pub(crate) const SMALL_K: usize = 16;
 
 /// The best K so far, sorted: a push is an insertion (K moves at most) instead of the buffer's
 /// compaction every K pushes, and the threshold is exact from the K-th element on. Short rows with

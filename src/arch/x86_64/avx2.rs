@@ -7,7 +7,7 @@ use core::arch::x86_64::*;
 use crate::arch::generic;
 use crate::element::Element;
 use crate::entry::Entry;
-use crate::topk::Sequence;
+use crate::topk::{Sequence, Side};
 use crate::vector::Vector;
 
 /// Proof that this CPU has AVX2: only [`Avx2::new`] makes one.
@@ -32,6 +32,30 @@ impl Avx2 {
         // SAFETY: the token exists, so the CPU has AVX2.
         unsafe { select(seq, k, flip, buffer, emit) }
     }
+
+    /// Neighbouring sequences side by side on AVX2 lanes. Same contract as `arch::Engine::select_side`.
+    pub(crate) fn select_side<T: Element, E: Entry>(
+        self,
+        side: &Side<'_, T>,
+        k: usize,
+        flip: u64,
+        emit: &mut dyn FnMut(usize, usize, usize),
+    ) -> usize {
+        // SAFETY: the token exists, so the CPU has AVX2.
+        unsafe { select_side::<T, E>(side, k, flip, emit) }
+    }
+}
+
+/// # Safety
+/// The CPU has AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn select_side<T: Element, E: Entry>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    generic::select_side::<U32x8, U64x4, T, E>(side, k, flip, emit)
 }
 
 /// # Safety
@@ -47,8 +71,8 @@ unsafe fn select<T: Element, E: Entry>(
     generic::select::<U32x8, U64x4, T, E>(seq, k, flip, buffer, emit);
 }
 
-// The vectors below are only created inside `select` above, which runs only on a CPU with AVX2 (the
-// token's invariant): that is the precondition every intrinsic call below relies on.
+// The vectors below are only created inside `select` and `select_side` above, which run only on a CPU with
+// AVX2 (the token's invariant): that is the precondition every intrinsic call below relies on.
 
 #[derive(Clone, Copy)]
 struct U32x8(__m256i);

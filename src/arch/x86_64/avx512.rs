@@ -8,7 +8,7 @@ use core::arch::x86_64::*;
 use crate::arch::generic;
 use crate::element::Element;
 use crate::entry::Entry;
-use crate::topk::Sequence;
+use crate::topk::{Sequence, Side};
 use crate::vector::Vector;
 
 /// Proof that this CPU has AVX-512F: only [`Avx512::new`] makes one.
@@ -33,6 +33,30 @@ impl Avx512 {
         // SAFETY: the token exists, so the CPU has AVX-512F.
         unsafe { select(seq, k, flip, buffer, emit) }
     }
+
+    /// Neighbouring sequences side by side on AVX-512F lanes. Same contract as `arch::Engine::select_side`.
+    pub(crate) fn select_side<T: Element, E: Entry>(
+        self,
+        side: &Side<'_, T>,
+        k: usize,
+        flip: u64,
+        emit: &mut dyn FnMut(usize, usize, usize),
+    ) -> usize {
+        // SAFETY: the token exists, so the CPU has AVX-512F.
+        unsafe { select_side::<T, E>(side, k, flip, emit) }
+    }
+}
+
+/// # Safety
+/// The CPU has AVX-512F.
+#[target_feature(enable = "avx512f")]
+unsafe fn select_side<T: Element, E: Entry>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    generic::select_side::<U32x16, U64x8, T, E>(side, k, flip, emit)
 }
 
 /// # Safety
@@ -48,8 +72,8 @@ unsafe fn select<T: Element, E: Entry>(
     generic::select::<U32x16, U64x8, T, E>(seq, k, flip, buffer, emit);
 }
 
-// The vectors below are only created inside `select` above, which runs only on a CPU with AVX-512F
-// (the token's invariant): that is the precondition every intrinsic call below relies on.
+// The vectors below are only created inside `select` and `select_side` above, which run only on a CPU with
+// AVX-512F (the token's invariant): that is the precondition every intrinsic call below relies on.
 
 #[derive(Clone, Copy)]
 struct U32x16(__m512i);
