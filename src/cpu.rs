@@ -3,15 +3,17 @@
 //! - x86_64 with `std`: `is_x86_feature_detected!` once, the answer cached as a level in an `AtomicU8`
 //!   (a level, not function pointers: statics inside generic functions are shared by all their
 //!   instantiations, so one cached pointer could not serve every element type).
-//! - x86_64 without `std`: what the build enables at compile time (`-C target-feature=+avx2` or
-//!   `+avx512f`, or a `target-cpu`); no CPUID probing.
+//! - x86_64 without `std`: what the build enables at compile time (`-C target-feature=+avx2,+popcnt`
+//!   or `+avx512f,+popcnt`, or a `target-cpu` such as `x86-64-v3`); no CPUID probing.
+//!
+//! Both x86 engines also use POPCNT, which every AVX2 CPU has but `+avx2` alone does not enable.
 //! - aarch64: NEON is part of the baseline of every aarch64 target Rust ships with `neon` enabled, so
 //!   the compile-time `cfg(target_feature = "neon")` decides.
 //! - under miri, or on any other architecture: no SIMD at all.
 
-/// AVX2 (the `avx2` engine).
+/// AVX2 and POPCNT (the `avx2` engine).
 const AVX2: u8 = 1;
-/// AVX-512F (the `avx512` engine).
+/// AVX-512F and POPCNT (the `avx512` engine).
 const AVX512: u8 = 2;
 /// NEON (the `neon` engine).
 #[allow(dead_code)] // set on aarch64 only
@@ -46,10 +48,12 @@ fn level() -> u8 {
         return cached;
     }
     let mut level = KNOWN;
-    if std::is_x86_feature_detected!("avx2") {
+    // POPCNT comes with both (the prefix bound counts mask bits); every such CPU has it.
+    let popcnt = std::is_x86_feature_detected!("popcnt");
+    if popcnt && std::is_x86_feature_detected!("avx2") {
         level |= AVX2;
     }
-    if std::is_x86_feature_detected!("avx512f") {
+    if popcnt && std::is_x86_feature_detected!("avx512f") {
         level |= AVX512;
     }
     // Racing threads store the same value.
@@ -60,10 +64,11 @@ fn level() -> u8 {
 #[cfg(all(target_arch = "x86_64", not(feature = "std"), not(miri)))]
 fn level() -> u8 {
     let mut level = 0;
-    if cfg!(target_feature = "avx2") {
+    let popcnt = cfg!(target_feature = "popcnt");
+    if popcnt && cfg!(target_feature = "avx2") {
         level |= AVX2;
     }
-    if cfg!(target_feature = "avx512f") {
+    if popcnt && cfg!(target_feature = "avx512f") {
         level |= AVX512;
     }
     level
@@ -89,7 +94,10 @@ mod tests {
         let first = (super::has_avx2(), super::has_avx512(), super::has_neon());
         assert_eq!(first, (super::has_avx2(), super::has_avx512(), super::has_neon()));
         #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
-        assert_eq!(first.1, std::is_x86_feature_detected!("avx512f"));
+        assert_eq!(
+            first.1,
+            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("popcnt")
+        );
         #[cfg(all(target_arch = "aarch64", not(miri)))]
         assert!(first.2, "every aarch64 target Rust ships has NEON");
         #[cfg(miri)]

@@ -12,9 +12,12 @@ pub(crate) trait Entry: Copy + Ord {
     fn position(self) -> usize;
     /// The scratch words viewed as entries (a trailing partial entry is left out).
     fn from_words(words: &mut [u64]) -> &mut [Self];
+    /// The entry no other is above: all ones (a real entry can only equal it, and is then the same).
+    const LAST: Self;
 }
 
 impl Entry for u64 {
+    const LAST: Self = u64::MAX;
     #[inline(always)]
     fn new(key: u64, position: usize) -> Self {
         debug_assert!(
@@ -38,6 +41,7 @@ impl Entry for u64 {
 }
 
 impl Entry for [u64; 2] {
+    const LAST: Self = [u64::MAX; 2];
     #[inline(always)]
     fn new(key: u64, position: usize) -> Self {
         [key, position as u64]

@@ -6,6 +6,9 @@
 //! impls and none carries `#[target_feature]`: the ISA's single `#[target_feature]` wrapper around the
 //! generic body is what lets the intrinsics inline (see `arch/x86_64`, `arch/aarch64`).
 
+/// The most lanes a vector has (AVX-512, 32-bit lanes).
+pub(crate) const MAX_LANES: usize = 16;
+
 /// A register of `LANES` unsigned lanes (32- or 64-bit), with the few operations the kernels use.
 pub(crate) trait Vector: Copy {
     /// Number of lanes.
@@ -45,4 +48,6 @@ pub(crate) trait Vector: Copy {
     fn any(mask: Self::Mask) -> bool;
     /// The mask as bits: bit `i` set iff lane `i` is.
     fn bits(mask: Self::Mask) -> u64;
+    /// The lanes, zero-extended, in the first `LANES` entries.
+    fn lanes(self) -> [u64; MAX_LANES];
 }

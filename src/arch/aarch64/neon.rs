@@ -7,7 +7,7 @@ use crate::arch::generic;
 use crate::element::Element;
 use crate::entry::Entry;
 use crate::topk::{Sequence, Side};
-use crate::vector::Vector;
+use crate::vector::{MAX_LANES, Vector};
 
 /// Proof that this target has NEON: only [`Neon::new`] makes one.
 #[derive(Clone, Copy)]
@@ -166,6 +166,17 @@ impl Vector for U32x4 {
         // SAFETY: NEON is present (module invariant).
         u64::from(unsafe { vaddvq_u32(vandq_u32(mask, weights)) })
     }
+    #[inline(always)]
+    fn lanes(self) -> [u64; MAX_LANES] {
+        let mut native = [0u32; 4];
+        // SAFETY: NEON is present (module invariant); `native` is 16 writable bytes.
+        unsafe { vst1q_u32(native.as_mut_ptr(), self.0) };
+        let mut out = [0; MAX_LANES];
+        for (out, lane) in out.iter_mut().zip(native) {
+            *out = u64::from(lane);
+        }
+        out
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -254,5 +265,12 @@ impl Vector for U64x2 {
         // SAFETY: NEON is present (module invariant).
         let high = unsafe { vgetq_lane_u64::<1>(mask) };
         (low & 1) | (high & 2)
+    }
+    #[inline(always)]
+    fn lanes(self) -> [u64; MAX_LANES] {
+        let mut out = [0; MAX_LANES];
+        // SAFETY: NEON is present (module invariant); `out` has at least 16 writable bytes.
+        unsafe { vst1q_u64(out.as_mut_ptr(), self.0) };
+        out
     }
 }

@@ -8,7 +8,7 @@ use crate::arch::generic;
 use crate::element::Element;
 use crate::entry::Entry;
 use crate::topk::{Sequence, Side};
-use crate::vector::Vector;
+use crate::vector::{MAX_LANES, Vector};
 
 /// Selects through the generic filter on portable lanes. Same contract as `arch::scalar::select`.
 pub(crate) fn select<T: Element, E: Entry>(
@@ -179,5 +179,13 @@ impl<L: Lane, const N: usize> Vector for Lanes<L, N> {
             .iter()
             .enumerate()
             .fold(0, |bits, (i, &lane)| bits | (lane.widen() & 1) << i)
+    }
+    #[inline(always)]
+    fn lanes(self) -> [u64; MAX_LANES] {
+        let mut out = [0; MAX_LANES];
+        for (out, lane) in out.iter_mut().zip(self.0) {
+            *out = lane.widen();
+        }
+        out
     }
 }

@@ -16,9 +16,12 @@
 //! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
 //! - the row's end is one more full block ending at the last element, its already-seen lanes masked
 //!   off (no scalar tail: on 256-element rows the tail was a fifth of the row);
-//! - K <= 16 keeps the best K sorted on the stack ([`Sorted`]): a push is an insertion, and the
-//!   threshold is exact from the K-th element on, instead of the shared buffer's compaction every K
-//!   pushes;
+//! - K <= 16 keeps the best K sorted on the stack ([`Sorted`]): a push is a branch-free insertion,
+//!   and the threshold is exact from the K-th element on, instead of the shared buffer's compaction
+//!   every K pushes;
+//! - K <= 16 also starts from a bound instead of from nothing: the K-th smallest of the lane-wise
+//!   minima of the row's first 512 elements ([`prefix_bound`]), so that a short row's first blocks do
+//!   not pass nearly every element;
 //! - once the threshold is the smallest key (e.g. K NaNs found when selecting `Decreasing`, or K
 //!   copies of the best value) no later element can enter, and the scan stops;
 //! - adversarial rows (ascending data selected `Decreasing`: every element beats the last K) would push
@@ -35,7 +38,7 @@ use crate::candidates::Candidates;
 use crate::element::{Element, Key, ordered_key};
 use crate::entry::Entry;
 use crate::topk::{Sequence, Side};
-use crate::vector::Vector;
+use crate::vector::{MAX_LANES, Vector};
 
 /// Vectors per block: one compare-and-branch per `UNROLL · LANES` elements (at most 64 lanes, so a
 /// block's pass bits fit one `u64`).
@@ -103,23 +106,94 @@ fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
     emit: &mut dyn FnMut(usize, usize),
 ) {
     let may_bail = row.len() / BAIL_MIN_RATIO >= k;
+    // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
+    let cap_of = |bound: u64| (bound < map.ones).then_some(bound + 1);
+    let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
     let done = if k <= SMALL_K {
-        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, None, may_bail, Sorted::new(k), emit)
+        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, prefix_cap, may_bail, Sorted::new(k), emit)
     } else {
-        filter::<V, T, Candidates<'_, E>, KIND>(row, k, flip, map, None, may_bail, Candidates::new(buffer, k), emit)
+        filter::<V, T, Candidates<'_, E>, KIND>(
+            row,
+            k,
+            flip,
+            map,
+            prefix_cap,
+            may_bail,
+            Candidates::new(buffer, k),
+            emit,
+        )
     };
     if done {
         return;
     }
-    let bound = sample_bound(row, k, flip, buffer);
-    // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
-    let cap = (bound < map.ones).then_some(bound + 1);
+    let sample_cap = cap_of(sample_bound(row, k, flip, buffer));
+    let cap = match (prefix_cap, sample_cap) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let done = if k <= SMALL_K {
         filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, false, Sorted::new(k), emit)
     } else {
         filter::<V, T, Candidates<'_, E>, KIND>(row, k, flip, map, cap, false, Candidates::new(buffer, k), emit)
     };
     debug_assert!(done, "a pass that may not bail finishes");
+}
+
+/// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes).
+const GROUPS: usize = 16;
+
+/// Elements of a row's start the prefix bound reads (all of a short row).
+const PREFIX: usize = 512;
+
+/// A bound on the K-th best key of `row` from its first `PREFIX` elements, for `k <= GROUPS`: `None` when
+/// the row is too short or K too large.
+///
+/// ```text
+/// minimum[g] = the best key among positions ≡ g (mod G) of the prefix      // lane-wise, branch-free
+/// bound      = the K-th smallest of the G minima
+/// ```
+/// The G groups are disjoint, so the K minima at or below `bound` are K distinct elements: the row's
+/// K-th best key is at most `bound`, and no element with a larger key is among the first K. Seeding the
+/// filter with it spares short rows their warm-up (n = 256, K = 8: about 10 pushes instead of 27 pushes
+/// and 70 failed offers from a threshold that starts at the worst of the first K).
+#[inline(always)]
+fn prefix_bound<V: Vector, T: Element, const KIND: u8>(row: &[T], k: usize, flip: u64, map: &KeyMap) -> Option<u64> {
+    let vectors = (GROUPS / V::LANES).clamp(1, UNROLL);
+    let groups = vectors * V::LANES;
+    let rounds = row.len().min(PREFIX) / groups;
+    if k > groups || rounds == 0 {
+        return None;
+    }
+    let lanes = Lanes::<V>::new(map, flip);
+    let mut minima = [V::splat(u64::MAX); UNROLL];
+    for round in 0..rounds {
+        for (v, minimum) in minima.iter_mut().enumerate().take(vectors) {
+            // SAFETY: (round + 1) · groups <= row.len(), and the v-th vector of the round ends there at
+            // the latest; T is one of the crate's element types, of the lane's width or less.
+            let raw = unsafe { V::load(row.as_ptr().add(round * groups + v * V::LANES)) };
+            // Keys in the lanes for every kind (f32/f64 too: a float compare cannot take a minimum of keys).
+            let key = if KIND == NATIVE_FLOAT {
+                keys::<V, FLOAT>(raw, &lanes)
+            } else {
+                keys::<V, KIND>(raw, &lanes)
+            };
+            *minimum = V::select(key.lt(*minimum), key, *minimum);
+        }
+    }
+    // The K-th smallest minimum: the smallest m with at least K minima <= m (counted lane-wise, no sort).
+    let mut bound = u64::MAX;
+    for minimum in &minima[..vectors] {
+        for &m in minimum.lanes().iter().take(V::LANES) {
+            let splat = V::splat(m);
+            let above: u32 = minima[..vectors]
+                .iter()
+                .map(|x| V::bits(x.gt(splat)).count_ones())
+                .sum();
+            let at_most = groups - above as usize;
+            bound = if at_most >= k { bound.min(m) } else { bound };
+        }
+    }
+    Some(bound)
 }
 
 /// The K-th best key among `SAMPLE_RATIO · k` evenly spaced elements of `row`.
@@ -254,9 +328,6 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     candidates.report(emit);
     true
 }
-
-/// The most lanes a vector has (AVX-512, 32-bit lanes): the side-by-side pools are this many.
-const MAX_LANES: usize = 16;
 
 /// Reads up to `MAX_LANES` neighbouring sequences of `side` side by side, one per lane, and reports each
 /// one's first K through `emit(lane, rank, position)`. Returns the sequences taken: a multiple of
@@ -415,12 +486,16 @@ impl<E: Entry> Pool for Candidates<'_, E> {
 /// K at most this keeps its candidates sorted on the stack (`SMALL_K` entries of 16 bytes at most).
 pub(crate) const SMALL_K: usize = 16;
 
-/// The best K so far, sorted: a push is an insertion (K moves at most) instead of the buffer's
-/// compaction every K pushes, and the threshold is exact from the K-th element on. Short rows with
-/// small K (MoE routing: n = 256, K = 8) spend most of their time in those compactions otherwise.
+/// The best K so far, sorted: a push is an insertion instead of the buffer's compaction every K
+/// pushes, and the threshold is exact from the K-th element on. Short rows with small K (MoE routing:
+/// n = 256, K = 8) spend most of their time in those compactions otherwise.
+///
+/// The slots start as [`Entry::LAST`], so every push is the same branch-free pass over them (an
+/// insertion loop's exit is a mispredicted branch per push, which cost more than the moves).
 struct Sorted<E> {
     best: [E; SMALL_K],
-    len: usize,
+    /// Entries pushed, up to K: the slots from here on are still `LAST`.
+    filled: usize,
     k: usize,
 }
 
@@ -429,9 +504,9 @@ impl<E: Entry> Sorted<E> {
     fn new(k: usize) -> Self {
         debug_assert!((1..=SMALL_K).contains(&k), "k {k}");
         Sorted {
-            best: [E::new(0, 0); SMALL_K],
-            len: 0,
-            k: k.min(SMALL_K),
+            best: [E::LAST; SMALL_K],
+            filled: 0,
+            k: k.clamp(1, SMALL_K),
         }
     }
 }
@@ -440,27 +515,24 @@ impl<E: Entry> Pool for Sorted<E> {
     #[inline(always)]
     fn push(&mut self, key: u64, position: usize) {
         let entry = E::new(key, position);
-        if self.len == self.k {
-            // Full: the entry must beat the K-th (a tie loses: its position is later).
-            if entry >= self.best[self.k - 1] {
-                return;
-            }
-            self.len -= 1;
+        // Slot i becomes max(slot i - 1, min(slot i, entry)): its lower neighbour if that is above
+        // `entry`, else `entry` if slot i was above it, else itself. The entries above `entry` move up
+        // one and the K-th falls out; positions differ, so an equal key stays behind the earlier one.
+        // All SMALL_K slots, whatever K: a fixed trip count, unrolled into min/max without branches
+        // (the slots from K on fill with what falls out, and nothing reads them).
+        let old = self.best;
+        for i in 1..SMALL_K {
+            self.best[i] = old[i - 1].max(old[i].min(entry));
         }
-        let mut i = self.len;
-        while i > 0 && self.best[i - 1] > entry {
-            self.best[i] = self.best[i - 1];
-            i -= 1;
-        }
-        self.best[i] = entry;
-        self.len += 1;
+        self.best[0] = old[0].min(entry);
+        self.filled = (self.filled + 1).min(self.k);
     }
     #[inline(always)]
     fn threshold(&self) -> Option<u64> {
-        (self.len == self.k).then(|| self.best[self.k - 1].key())
+        (self.filled == self.k).then(|| self.best[self.k - 1].key())
     }
     fn report(self, emit: &mut dyn FnMut(usize, usize)) {
-        for (rank, entry) in self.best[..self.len].iter().enumerate() {
+        for (rank, entry) in self.best[..self.filled].iter().enumerate() {
             emit(rank, entry.position());
         }
     }

@@ -8,14 +8,14 @@ use crate::arch::generic;
 use crate::element::Element;
 use crate::entry::Entry;
 use crate::topk::{Sequence, Side};
-use crate::vector::Vector;
+use crate::vector::{MAX_LANES, Vector};
 
-/// Proof that this CPU has AVX2: only [`Avx2::new`] makes one.
+/// Proof that this CPU has AVX2 and POPCNT: only [`Avx2::new`] makes one.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2(());
 
 impl Avx2 {
-    /// The token, if the CPU (and the build, without `std`) has AVX2.
+    /// The token, if the CPU (and the build, without `std`) has AVX2 and POPCNT.
     pub(crate) fn new() -> Option<Self> {
         crate::cpu::has_avx2().then_some(Avx2(()))
     }
@@ -29,7 +29,7 @@ impl Avx2 {
         buffer: &mut [E],
         emit: &mut dyn FnMut(usize, usize),
     ) {
-        // SAFETY: the token exists, so the CPU has AVX2.
+        // SAFETY: the token exists, so the CPU has AVX2 and POPCNT.
         unsafe { select(seq, k, flip, buffer, emit) }
     }
 
@@ -41,14 +41,14 @@ impl Avx2 {
         flip: u64,
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
-        // SAFETY: the token exists, so the CPU has AVX2.
+        // SAFETY: the token exists, so the CPU has AVX2 and POPCNT.
         unsafe { select_side::<T, E>(side, k, flip, emit) }
     }
 }
 
 /// # Safety
-/// The CPU has AVX2.
-#[target_feature(enable = "avx2")]
+/// The CPU has AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
 unsafe fn select_side<T: Element, E: Entry>(
     side: &Side<'_, T>,
     k: usize,
@@ -59,8 +59,8 @@ unsafe fn select_side<T: Element, E: Entry>(
 }
 
 /// # Safety
-/// The CPU has AVX2.
-#[target_feature(enable = "avx2")]
+/// The CPU has AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
 unsafe fn select<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
@@ -172,6 +172,17 @@ impl Vector for U32x8 {
         // SAFETY: AVX2 is present (module invariant).
         u64::from(unsafe { _mm256_movemask_ps(_mm256_castsi256_ps(mask)) } as u8)
     }
+    #[inline(always)]
+    fn lanes(self) -> [u64; MAX_LANES] {
+        let mut native = [0u32; 8];
+        // SAFETY: AVX2 is present (module invariant); `native` is 32 writable bytes.
+        unsafe { _mm256_storeu_si256(native.as_mut_ptr().cast(), self.0) };
+        let mut out = [0; MAX_LANES];
+        for (out, lane) in out.iter_mut().zip(native) {
+            *out = u64::from(lane);
+        }
+        out
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -266,5 +277,12 @@ impl Vector for U64x4 {
     fn bits(mask: __m256i) -> u64 {
         // SAFETY: AVX2 is present (module invariant).
         u64::from(unsafe { _mm256_movemask_pd(_mm256_castsi256_pd(mask)) } as u8)
+    }
+    #[inline(always)]
+    fn lanes(self) -> [u64; MAX_LANES] {
+        let mut out = [0; MAX_LANES];
+        // SAFETY: AVX2 is present (module invariant); `out` has at least 32 writable bytes.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), self.0) };
+        out
     }
 }

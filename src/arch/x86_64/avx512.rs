@@ -9,14 +9,14 @@ use crate::arch::generic;
 use crate::element::Element;
 use crate::entry::Entry;
 use crate::topk::{Sequence, Side};
-use crate::vector::Vector;
+use crate::vector::{MAX_LANES, Vector};
 
-/// Proof that this CPU has AVX-512F: only [`Avx512::new`] makes one.
+/// Proof that this CPU has AVX-512F and POPCNT: only [`Avx512::new`] makes one.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx512(());
 
 impl Avx512 {
-    /// The token, if the CPU (and the build, without `std`) has AVX-512F.
+    /// The token, if the CPU (and the build, without `std`) has AVX-512F and POPCNT.
     pub(crate) fn new() -> Option<Self> {
         crate::cpu::has_avx512().then_some(Avx512(()))
     }
@@ -30,7 +30,7 @@ impl Avx512 {
         buffer: &mut [E],
         emit: &mut dyn FnMut(usize, usize),
     ) {
-        // SAFETY: the token exists, so the CPU has AVX-512F.
+        // SAFETY: the token exists, so the CPU has AVX-512F and POPCNT.
         unsafe { select(seq, k, flip, buffer, emit) }
     }
 
@@ -42,14 +42,14 @@ impl Avx512 {
         flip: u64,
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
-        // SAFETY: the token exists, so the CPU has AVX-512F.
+        // SAFETY: the token exists, so the CPU has AVX-512F and POPCNT.
         unsafe { select_side::<T, E>(side, k, flip, emit) }
     }
 }
 
 /// # Safety
-/// The CPU has AVX-512F.
-#[target_feature(enable = "avx512f")]
+/// The CPU has AVX-512F and POPCNT.
+#[target_feature(enable = "avx512f,popcnt")]
 unsafe fn select_side<T: Element, E: Entry>(
     side: &Side<'_, T>,
     k: usize,
@@ -60,8 +60,8 @@ unsafe fn select_side<T: Element, E: Entry>(
 }
 
 /// # Safety
-/// The CPU has AVX-512F.
-#[target_feature(enable = "avx512f")]
+/// The CPU has AVX-512F and POPCNT.
+#[target_feature(enable = "avx512f,popcnt")]
 unsafe fn select<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
@@ -155,6 +155,17 @@ impl Vector for U32x16 {
     fn bits(mask: __mmask16) -> u64 {
         u64::from(mask)
     }
+    #[inline(always)]
+    fn lanes(self) -> [u64; MAX_LANES] {
+        let mut native = [0u32; 16];
+        // SAFETY: AVX-512F is present (module invariant); `native` is 64 writable bytes.
+        unsafe { _mm512_storeu_si512(native.as_mut_ptr().cast(), self.0) };
+        let mut out = [0; MAX_LANES];
+        for (out, lane) in out.iter_mut().zip(native) {
+            *out = u64::from(lane);
+        }
+        out
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -231,5 +242,12 @@ impl Vector for U64x8 {
     #[inline(always)]
     fn bits(mask: __mmask8) -> u64 {
         u64::from(mask)
+    }
+    #[inline(always)]
+    fn lanes(self) -> [u64; MAX_LANES] {
+        let mut out = [0; MAX_LANES];
+        // SAFETY: AVX-512F is present (module invariant); `out` has at least 64 writable bytes.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), self.0) };
+        out
     }
 }
