@@ -107,7 +107,7 @@ fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
 ) {
     let may_bail = row.len() / BAIL_MIN_RATIO >= k;
     // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
-    let cap_of = |bound: u64| (bound < map.ones).then_some(bound + 1);
+    let cap_of = |bound: u64| (bound < map.ones).then(|| bound + 1);
     let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
     let done = if k <= SMALL_K {
         filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, prefix_cap, may_bail, Sorted::new(k), emit)
