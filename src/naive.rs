@@ -3,7 +3,7 @@
 //!
 //! The j-th output is the smallest (key, position) pair that is greater than the (j-1)-th: one full scan
 //! per output, O(n·K) time, no memory at all (so it stays `no_std` without an allocator, and needs no
-//! scratch). It shares the key mapping of [`crate::element`], which is tested against an independent
+//! scratch). It shares the key mapping of `element.rs` ([`crate::Element::key`]), which is tested against an independent
 //! comparison of the values themselves.
 
 use crate::element::{Element, ordered_key};
