@@ -3,15 +3,16 @@
 //! - x86_64 with `std`: `is_x86_feature_detected!` once, the answer cached as a level in an `AtomicU8`
 //!   (a level, not function pointers: statics inside generic functions are shared by all their
 //!   instantiations, so one cached pointer could not serve every element type).
-//! - x86_64 without `std`: what the build enables at compile time (`-C target-feature=+avx2,+popcnt`
+//! - x86_64 without `std`: what the build enables at compile time (`-C target-feature=+avx2,+f16c,+popcnt`
 //!   or `+avx512f,+popcnt`, or a `target-cpu` such as `x86-64-v3`); no CPUID probing.
 //!
-//! Both x86 engines also use POPCNT, which every AVX2 CPU has but `+avx2` alone does not enable.
+//! Both x86 engines also use POPCNT, and the AVX2 one F16C (f16 lanes converted to f32): every AVX2 CPU
+//! has both, but `+avx2` alone enables neither.
 //! - aarch64: NEON is part of the baseline of every aarch64 target Rust ships with `neon` enabled, so
 //!   the compile-time `cfg(target_feature = "neon")` decides.
 //! - under miri, or on any other architecture: no SIMD at all.
 
-/// AVX2 and POPCNT (the `avx2` engine).
+/// AVX2, F16C and POPCNT (the `avx2` engine).
 const AVX2: u8 = 1;
 /// AVX-512F and POPCNT (the `avx512` engine).
 const AVX512: u8 = 2;
@@ -50,7 +51,8 @@ fn level() -> u8 {
     let mut level = KNOWN;
     // POPCNT comes with both (the prefix bound counts mask bits); every such CPU has it.
     let popcnt = std::is_x86_feature_detected!("popcnt");
-    if popcnt && std::is_x86_feature_detected!("avx2") {
+    // Every AVX2 CPU has F16C; the AVX2 engine converts f16 lanes with it.
+    if popcnt && std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
         level |= AVX2;
     }
     if popcnt && std::is_x86_feature_detected!("avx512f") {
@@ -65,7 +67,7 @@ fn level() -> u8 {
 fn level() -> u8 {
     let mut level = 0;
     let popcnt = cfg!(target_feature = "popcnt");
-    if popcnt && cfg!(target_feature = "avx2") {
+    if popcnt && cfg!(target_feature = "avx2") && cfg!(target_feature = "f16c") {
         level |= AVX2;
     }
     if popcnt && cfg!(target_feature = "avx512f") {

@@ -22,6 +22,20 @@ pub(crate) trait Vector: Copy {
     /// `ptr` is valid for reading `LANES` elements of `T` (no alignment needed), and `T` is a plain
     /// integer or float type of 1, 2 or 4 bytes for 32-bit lanes, 8 bytes for 64-bit lanes.
     unsafe fn load<T>(ptr: *const T) -> Self;
+    /// Whether [`load_half`](Self::load_half) converts: 32-bit lanes on an ISA with an f16 → f32
+    /// instruction (F16C, AVX-512F).
+    const CONVERTS_HALF: bool = false;
+    /// Loads `LANES` IEEE binary16 values, each converted to the bits of the f32 of the same value (exact:
+    /// every f16 is an f32, NaN stays NaN). Called only where [`CONVERTS_HALF`](Self::CONVERTS_HALF); the
+    /// default loads the raw bits.
+    ///
+    /// # Safety
+    /// `ptr` is valid for reading `LANES` `u16`s (no alignment needed).
+    #[inline(always)]
+    unsafe fn load_half(ptr: *const u16) -> Self {
+        // SAFETY: the caller's precondition, for a 2-byte integer type.
+        unsafe { Self::load(ptr) }
+    }
     /// Every lane set to `value` (truncated to the lane width).
     fn splat(value: u64) -> Self;
     /// Lane-wise `self & other`.

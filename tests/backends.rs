@@ -342,6 +342,12 @@ fn long_rows_bf16() {
     long::<bf16>(25);
 }
 
+/// f16 takes its own path on the x86 engines (lanes converted to f32, compared as floats).
+#[test]
+fn long_rows_f16() {
+    long::<f16>(27);
+}
+
 #[test]
 fn long_rows_i64() {
     long::<i64>(26);
@@ -357,7 +363,10 @@ fn availability_matches_the_cpu() {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         assert!(!Backend::Neon.is_available());
-        assert_eq!(Backend::Avx2.is_available(), std::is_x86_feature_detected!("avx2"));
+        assert_eq!(
+            Backend::Avx2.is_available(),
+            std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c")
+        );
         assert_eq!(Backend::Avx512.is_available(), std::is_x86_feature_detected!("avx512f"));
     }
     for backend in Backend::ALL {

@@ -56,6 +56,9 @@ const SIGNED: u8 = 1;
 const FLOAT: u8 = 2;
 /// f32 and f64: compared as floats against the value whose key is the limit (see [`float_limit`]).
 const NATIVE_FLOAT: u8 = 3;
+/// f16 on vectors that convert it ([`Vector::CONVERTS_HALF`]): loaded as f32 and compared like
+/// `NATIVE_FLOAT` against the f16 limit value, also converted (exact, so the test is the same).
+const HALF_FLOAT: u8 = 4;
 
 /// Selects with the block filter when the row is contiguous, with the scalar engine otherwise.
 ///
@@ -91,6 +94,9 @@ fn by_kind<V: Vector, T: Element, E: Entry>(
         UNSIGNED => filter_row::<V, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
         SIGNED => filter_row::<V, T, E, SIGNED>(row, k, flip, &map, buffer, emit),
         FLOAT if size_of::<T>() >= 4 => filter_row::<V, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
+        FLOAT if V::CONVERTS_HALF && map.infinity == F16_INFINITY => {
+            filter_row::<V, T, E, HALF_FLOAT>(row, k, flip, &map, buffer, emit)
+        }
         _ => filter_row::<V, T, E, FLOAT>(row, k, flip, &map, buffer, emit),
     }
 }
@@ -172,7 +178,7 @@ fn prefix_bound<V: Vector, T: Element, const KIND: u8>(row: &[T], k: usize, flip
             // the latest; T is one of the crate's element types, of the lane's width or less.
             let raw = unsafe { V::load(row.as_ptr().add(round * groups + v * V::LANES)) };
             // Keys in the lanes for every kind (f32/f64 too: a float compare cannot take a minimum of keys).
-            let key = if KIND == NATIVE_FLOAT {
+            let key = if KIND == NATIVE_FLOAT || KIND == HALF_FLOAT {
                 keys::<V, FLOAT>(raw, &lanes)
             } else {
                 keys::<V, KIND>(raw, &lanes)
@@ -251,6 +257,7 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     let mut position = 0;
     let mut pushed = 0usize;
     let mut exhausted = false;
+    let mut prepared = Prepared::<V>::none();
     while position < n {
         // A full block from `position`; at the end of the row, the last full block of the row with its
         // first `done` lanes (already seen) masked off, rather than a scalar tail.
@@ -278,20 +285,28 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
                 exhausted = true;
                 break;
             }
-            Some(limit) => {
-                let (limit, test) = if KIND == NATIVE_FLOAT {
-                    float_limit(limit, flip, map)
-                } else {
-                    (limit, FloatTest::Less)
-                };
-                let limit = V::splat(limit);
+            Some(key) => {
+                // The limit in the lanes' terms changes only with the threshold: prepared once per change,
+                // not once per block (f16 on 128k rows spent a third of its time here).
+                if prepared.key != key {
+                    prepared = Prepared::new::<KIND>(key, flip, map);
+                }
+                let (limit, test) = (prepared.limit, prepared.test);
                 let mut masks = [V::eq(limit, limit); UNROLL];
                 for (u, mask) in masks.iter_mut().enumerate() {
                     // SAFETY: start + block <= n (block = UNROLL·LANES), so the u-th vector of the block is
                     // inside `row`; T is one of the crate's element types, of the lane's width or less.
-                    let raw = unsafe { V::load(row.as_ptr().add(start + u * V::LANES)) };
+                    let raw = unsafe {
+                        let ptr = row.as_ptr().add(start + u * V::LANES);
+                        // HALF_FLOAT: T is f16 (2 bytes), and the vector converts it.
+                        if KIND == HALF_FLOAT {
+                            V::load_half(ptr.cast())
+                        } else {
+                            V::load(ptr)
+                        }
+                    };
                     *mask = match KIND {
-                        NATIVE_FLOAT => match test {
+                        NATIVE_FLOAT | HALF_FLOAT => match test {
                             FloatTest::Less => raw.float_lt(limit),
                             FloatTest::LessOrEqual => raw.float_le(limit),
                             FloatTest::NotLessOrEqual => raw.float_nle(limit),
@@ -545,6 +560,43 @@ fn bail_budget(k: usize, position: usize) -> usize {
     8 * k + position / 64
 }
 
+/// A key limit turned into what the block test compares lanes with.
+#[derive(Clone, Copy)]
+struct Prepared<V> {
+    /// The key limit this stands for (0 = none yet: a limit of 0 stops the scan before any test).
+    key: u64,
+    limit: V,
+    test: FloatTest,
+}
+
+impl<V: Vector> Prepared<V> {
+    #[inline(always)]
+    fn none() -> Self {
+        Prepared {
+            key: 0,
+            limit: V::splat(0),
+            test: FloatTest::Less,
+        }
+    }
+
+    #[inline(always)]
+    fn new<const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
+        let (limit, test) = match KIND {
+            NATIVE_FLOAT => float_limit(key, flip, map),
+            HALF_FLOAT => {
+                let (half, test) = float_limit(key, flip, map);
+                (u64::from(half::f16::from_bits(half as u16).to_f32().to_bits()), test)
+            }
+            _ => (key, FloatTest::Less),
+        };
+        Prepared {
+            key,
+            limit: V::splat(limit),
+            test,
+        }
+    }
+}
+
 /// How f32/f64 lanes are compared with the float a limit stands for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum FloatTest {
@@ -590,6 +642,9 @@ fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTest) {
     }
 }
 
+/// The bits of f16's +inf; bf16, the other 16-bit float, has 0x7F80.
+const F16_INFINITY: u64 = 0x7C00;
+
 /// How raw bits become keys for one element type, probed from [`Element::key`] itself so that the
 /// lanes can never disagree with the scalar keys.
 pub(crate) struct KeyMap {
@@ -615,7 +670,7 @@ impl KeyMap {
         };
         // The largest finite magnitude's successor: IEEE infinity (f16 and bf16 share a width).
         let infinity = match bits {
-            16 if key(0x7C01) == ones => 0x7C00,
+            16 if key(0x7C01) == ones => F16_INFINITY,
             16 => 0x7F80,
             32 => 0x7F80_0000,
             _ => 0x7FF0_0000_0000_0000,

@@ -10,12 +10,12 @@ use crate::entry::Entry;
 use crate::topk::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
-/// Proof that this CPU has AVX2 and POPCNT: only [`Avx2::new`] makes one.
+/// Proof that this CPU has AVX2, F16C and POPCNT: only [`Avx2::new`] makes one.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2(());
 
 impl Avx2 {
-    /// The token, if the CPU (and the build, without `std`) has AVX2 and POPCNT.
+    /// The token, if the CPU (and the build, without `std`) has AVX2, F16C and POPCNT.
     pub(crate) fn new() -> Option<Self> {
         crate::cpu::has_avx2().then_some(Avx2(()))
     }
@@ -29,7 +29,7 @@ impl Avx2 {
         buffer: &mut [E],
         emit: &mut dyn FnMut(usize, usize),
     ) {
-        // SAFETY: the token exists, so the CPU has AVX2 and POPCNT.
+        // SAFETY: the token exists, so the CPU has AVX2, F16C and POPCNT.
         unsafe { select(seq, k, flip, buffer, emit) }
     }
 
@@ -41,14 +41,14 @@ impl Avx2 {
         flip: u64,
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
-        // SAFETY: the token exists, so the CPU has AVX2 and POPCNT.
+        // SAFETY: the token exists, so the CPU has AVX2, F16C and POPCNT.
         unsafe { select_side::<T, E>(side, k, flip, emit) }
     }
 }
 
 /// # Safety
-/// The CPU has AVX2 and POPCNT.
-#[target_feature(enable = "avx2,popcnt")]
+/// The CPU has AVX2, F16C and POPCNT.
+#[target_feature(enable = "avx2,f16c,popcnt")]
 unsafe fn select_side<T: Element, E: Entry>(
     side: &Side<'_, T>,
     k: usize,
@@ -59,8 +59,8 @@ unsafe fn select_side<T: Element, E: Entry>(
 }
 
 /// # Safety
-/// The CPU has AVX2 and POPCNT.
-#[target_feature(enable = "avx2,popcnt")]
+/// The CPU has AVX2, F16C and POPCNT.
+#[target_feature(enable = "avx2,f16c,popcnt")]
 unsafe fn select<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
@@ -72,7 +72,7 @@ unsafe fn select<T: Element, E: Entry>(
 }
 
 // The vectors below are only created inside `select` and `select_side` above, which run only on a CPU with
-// AVX2 (the token's invariant): that is the precondition every intrinsic call below relies on.
+// AVX2 and F16C (the token's invariant): that is the precondition every intrinsic call below relies on.
 
 #[derive(Clone, Copy)]
 struct U32x8(__m256i);
@@ -91,6 +91,13 @@ impl Vector for U32x8 {
             // SAFETY: as above, 32 readable bytes.
             _ => U32x8(unsafe { _mm256_loadu_si256(ptr.cast()) }),
         }
+    }
+    const CONVERTS_HALF: bool = true;
+    #[inline(always)]
+    unsafe fn load_half(ptr: *const u16) -> Self {
+        // SAFETY: F16C is present with AVX2 (module invariant: the token checks both); the caller
+        // guarantees 16 readable bytes.
+        U32x8(unsafe { _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128(ptr.cast()))) })
     }
     #[inline(always)]
     fn splat(value: u64) -> Self {

@@ -93,6 +93,13 @@ impl Vector for U32x16 {
             _ => U32x16(unsafe { _mm512_loadu_si512(ptr.cast()) }),
         }
     }
+    const CONVERTS_HALF: bool = true;
+    #[inline(always)]
+    unsafe fn load_half(ptr: *const u16) -> Self {
+        // SAFETY: AVX-512F (which has `vcvtph2ps` on 512 bits) is present (module invariant); the caller
+        // guarantees 32 readable bytes.
+        U32x16(unsafe { _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256(ptr.cast()))) })
+    }
     #[inline(always)]
     fn splat(value: u64) -> Self {
         // SAFETY: AVX-512F is present (module invariant).
