@@ -115,21 +115,7 @@ fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
     // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
     let cap_of = |bound: u64| (bound < map.ones).then(|| bound + 1);
     let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
-    let done = if k <= SMALL_K {
-        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, prefix_cap, may_bail, Sorted::new(k), emit)
-    } else {
-        filter::<V, T, Candidates<'_, E>, KIND>(
-            row,
-            k,
-            flip,
-            map,
-            prefix_cap,
-            may_bail,
-            Candidates::new(buffer, k),
-            emit,
-        )
-    };
-    if done {
+    if pass::<V, T, E, KIND>(row, k, flip, map, prefix_cap, may_bail, buffer, emit) {
         return;
     }
     let sample_cap = cap_of(sample_bound(row, k, flip, buffer));
@@ -137,12 +123,33 @@ fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let done = if k <= SMALL_K {
-        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, false, Sorted::new(k), emit)
-    } else {
-        filter::<V, T, Candidates<'_, E>, KIND>(row, k, flip, map, cap, false, Candidates::new(buffer, k), emit)
-    };
+    let done = pass::<V, T, E, KIND>(row, k, flip, map, cap, false, buffer, emit);
     debug_assert!(done, "a pass that may not bail finishes");
+}
+
+/// One pass of [`filter`] with the pool that suits K: a sorted array of 8 or 16 slots for small K (a
+/// push costs a step per slot: 8 slots for K <= 8 made MoE rows, n = 256 and K = 8, about a fifth
+/// faster than 16), the candidate buffer otherwise.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
+fn pass<V: Vector, T: Element, E: Entry, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    cap: Option<u64>,
+    may_bail: bool,
+    buffer: &mut [E],
+    emit: &mut dyn FnMut(usize, usize),
+) -> bool {
+    if k <= HALF_K {
+        filter::<V, T, Sorted<E, HALF_K>, KIND>(row, k, flip, map, cap, may_bail, Sorted::new(k), emit)
+    } else if k <= SMALL_K {
+        filter::<V, T, Sorted<E, SMALL_K>, KIND>(row, k, flip, map, cap, may_bail, Sorted::new(k), emit)
+    } else {
+        let candidates = Candidates::new(buffer, k);
+        filter::<V, T, Candidates<'_, E>, KIND>(row, k, flip, map, cap, may_bail, candidates, emit)
+    }
 }
 
 /// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes).
@@ -383,14 +390,29 @@ fn side_filter<V: Vector, T: Element, E: Entry, const KIND: u8>(
     map: &KeyMap,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
+    if k <= HALF_K {
+        side_pools::<V, T, E, KIND, HALF_K>(side, k, flip, map, emit)
+    } else {
+        side_pools::<V, T, E, KIND, SMALL_K>(side, k, flip, map, emit)
+    }
+}
+
+#[inline(always)]
+fn side_pools<V: Vector, T: Element, E: Entry, const KIND: u8, const SLOTS: usize>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
     // Up to MAX_LANES sequences, a whole number of vectors: 16 f32 are one 64-byte cache line, read once.
     let vectors = (MAX_LANES / V::LANES).min(side.count() / V::LANES);
     let lanes = vectors * V::LANES;
-    if !(1..=SMALL_K).contains(&k) || lanes == 0 || side.len() < k {
+    if !(1..=SLOTS).contains(&k) || lanes == 0 || side.len() < k {
         return 0;
     }
     let constants = Lanes::<V>::new(map, flip);
-    let mut pools: [Sorted<E>; MAX_LANES] = core::array::from_fn(|_| Sorted::new(k));
+    let mut pools: [Sorted<E, SLOTS>; MAX_LANES] = core::array::from_fn(|_| Sorted::new(k));
     let mut limits = Limits::default();
     let mut limit = [V::splat(0); MAX_LANES];
     for position in 0..side.len() {
@@ -501,42 +523,45 @@ impl<E: Entry> Pool for Candidates<'_, E> {
 /// K at most this keeps its candidates sorted on the stack (`SMALL_K` entries of 16 bytes at most).
 pub(crate) const SMALL_K: usize = 16;
 
-/// The best K so far, sorted: a push is an insertion instead of the buffer's compaction every K
-/// pushes, and the threshold is exact from the K-th element on. Short rows with small K (MoE routing:
-/// n = 256, K = 8) spend most of their time in those compactions otherwise.
+/// K at most this uses a sorted pool of half the slots.
+const HALF_K: usize = SMALL_K / 2;
+
+/// The best K so far, sorted, in `SLOTS >= K` slots: a push is an insertion instead of the buffer's
+/// compaction every K pushes, and the threshold is exact from the K-th element on. Short rows with small
+/// K (MoE routing: n = 256, K = 8) spend most of their time in those compactions otherwise.
 ///
 /// The slots start as [`Entry::LAST`], so every push is the same branch-free pass over them (an
 /// insertion loop's exit is a mispredicted branch per push, which cost more than the moves).
-struct Sorted<E> {
-    best: [E; SMALL_K],
+struct Sorted<E, const SLOTS: usize> {
+    best: [E; SLOTS],
     /// Entries pushed, up to K: the slots from here on are still `LAST`.
     filled: usize,
     k: usize,
 }
 
-impl<E: Entry> Sorted<E> {
+impl<E: Entry, const SLOTS: usize> Sorted<E, SLOTS> {
     #[inline(always)]
     fn new(k: usize) -> Self {
-        debug_assert!((1..=SMALL_K).contains(&k), "k {k}");
+        debug_assert!((1..=SLOTS).contains(&k), "k {k} slots {SLOTS}");
         Sorted {
-            best: [E::LAST; SMALL_K],
+            best: [E::LAST; SLOTS],
             filled: 0,
-            k: k.clamp(1, SMALL_K),
+            k: k.clamp(1, SLOTS),
         }
     }
 }
 
-impl<E: Entry> Pool for Sorted<E> {
+impl<E: Entry, const SLOTS: usize> Pool for Sorted<E, SLOTS> {
     #[inline(always)]
     fn push(&mut self, key: u64, position: usize) {
         let entry = E::new(key, position);
         // Slot i becomes max(slot i - 1, min(slot i, entry)): its lower neighbour if that is above
         // `entry`, else `entry` if slot i was above it, else itself. The entries above `entry` move up
         // one and the K-th falls out; positions differ, so an equal key stays behind the earlier one.
-        // All SMALL_K slots, whatever K: a fixed trip count, unrolled into min/max without branches
+        // All SLOTS slots, whatever K: a fixed trip count, unrolled into min/max without branches
         // (the slots from K on fill with what falls out, and nothing reads them).
         let old = self.best;
-        for i in 1..SMALL_K {
+        for i in 1..SLOTS {
             self.best[i] = old[i - 1].max(old[i].min(entry));
         }
         self.best[0] = old[0].min(entry);
