@@ -14,13 +14,22 @@
 //! result against the CPU crate once, and prints the median with the adapter's name.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use bytemuck::Pod;
 use topk_kernels::{Direction, Element, Index, Layout, MAX_RANK, Tensor, View, ViewMut, f16, padded_axis};
 use topk_kernels_gpu::{Dtype, Gpu, GpuError, HostViewMut, IndexType, Request, TopKGpu};
+
+// The kernel CLI's .npy reader and writer and its dtype dispatch (`examples/topk/`), shared rather than
+// written twice; `topk_gpu` uses only part of them.
+#[allow(dead_code)]
+#[path = "../../examples/topk/npy.rs"]
+mod npy;
+#[allow(dead_code, unused_imports, unused_macros)]
+#[path = "../../examples/topk/types.rs"]
+mod types;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -119,18 +128,16 @@ fn run(args: &[String]) -> Result<(), String> {
         None => IndexType::U32,
         Some(name) => IndexType::from_name(name).ok_or_else(|| format!("unknown index type {name:?}"))?,
     };
+    if values == indices {
+        return Err(format!("--values and --indices name the same file {values}"));
+    }
     let bytes = std::fs::read(input).map_err(|e| format!("cannot read {input}: {e}"))?;
-    let npy = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("{input} is not a .npy file: {e}"))?;
-    let type_str = match npy.dtype() {
-        npyz::DType::Plain(t) => t.to_string(),
-        other => return Err(format!("{input}: unsupported dtype {other:?}")),
-    };
-    let shape: Vec<usize> = npy.shape().iter().map(|&s| s as usize).collect();
-    let fortran = npy.order() == npyz::Order::Fortran;
-    let axis = axis(required(&flags, "axis")?, shape.len())?;
+    // The kernel CLI's reader: every header field a hostile file could get wrong is checked first.
+    let npy = npy::Npy::parse(bytes).map_err(|e| format!("{input}: {e}"))?;
+    let axis = axis(required(&flags, "axis")?, npy.shape.len())?;
     let job = Job {
-        shape,
-        fortran,
+        shape: npy.shape.clone(),
+        fortran: npy.fortran,
         axis,
         k,
         direction,
@@ -138,22 +145,11 @@ fn run(args: &[String]) -> Result<(), String> {
         indices,
         index,
     };
-    match type_str.as_str() {
-        "<f2" => job.read::<f16>(npy),
-        "<f4" => job.read::<f32>(npy),
-        "<f8" => job.read::<f64>(npy),
-        "|i1" | "<i1" => job.read::<i8>(npy),
-        "<i2" => job.read::<i16>(npy),
-        "<i4" => job.read::<i32>(npy),
-        "<i8" => job.read::<i64>(npy),
-        "|u1" | "<u1" => job.read::<u8>(npy),
-        "<u2" => job.read::<u16>(npy),
-        "<u4" => job.read::<u32>(npy),
-        "<u8" => job.read::<u64>(npy),
-        other => Err(format!(
-            "{input}: unsupported dtype {other} (little-endian ints, floats)"
-        )),
-    }
+    types::with_npy_dtype!(
+        npy.dtype,
+        T => job.read::<T>(&npy),
+        bf16 => Err("bf16 has no .npy type code".to_string())
+    )
 }
 
 struct Job<'a> {
@@ -168,13 +164,11 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn read<T>(&self, npy: npyz::NpyFile<&[u8]>) -> Result<(), String>
+    fn read<T>(&self, npy: &npy::Npy) -> Result<(), String>
     where
         T: Element + Pod + npyz::Deserialize + npyz::AutoSerialize,
     {
-        let data: Vec<T> = npy
-            .into_vec()
-            .map_err(|e| format!("cannot read the input's data: {e}"))?;
+        let data: Vec<T> = npy.elements()?;
         match self.index {
             IndexType::U32 => self.select::<T, u32>(&data),
             IndexType::U64 => self.select::<T, u64>(&data),
@@ -227,34 +221,9 @@ impl Job<'_> {
             HostViewMut::padded(&mut indices, &out_shape, None, 0).map_err(|e| e.to_string())?,
         )
         .map_err(|e| e.to_string())?;
-        write_npy(self.values, &out_shape, &values)?;
-        if let Err(e) = write_npy(self.indices, &out_shape, &indices) {
-            // No half-written result: the values file goes too.
-            let _ = std::fs::remove_file(self.values);
-            return Err(e);
-        }
-        Ok(())
+        let (values, indices) = (npy::encode(&out_shape, &values)?, npy::encode(&out_shape, &indices)?);
+        npy::write_all_or_none(&[(Path::new(self.values), &values), (Path::new(self.indices), &indices)])
     }
-}
-
-fn write_npy<T: npyz::AutoSerialize + Copy>(path: &str, shape: &[usize], data: &[T]) -> Result<(), String> {
-    use npyz::WriterBuilder;
-    let mut bytes = Vec::new();
-    let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
-    let mut writer = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(&shape)
-        .writer(&mut bytes)
-        .begin_nd()
-        .map_err(|e| e.to_string())?;
-    writer.extend(data.iter().copied()).map_err(|e| e.to_string())?;
-    writer.finish().map_err(|e| e.to_string())?;
-    let mut file = std::fs::File::create(path).map_err(|e| format!("cannot create {path}: {e}"))?;
-    if let Err(e) = file.write_all(&bytes) {
-        let _ = std::fs::remove_file(path);
-        return Err(format!("cannot write {path}: {e}"));
-    }
-    Ok(())
 }
 
 fn bench(args: &[String]) -> Result<(), String> {
