@@ -127,9 +127,8 @@ fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
     debug_assert!(done, "a pass that may not bail finishes");
 }
 
-/// One pass of [`filter`] with the pool that suits K: a sorted array of 8 or 16 slots for small K (a
-/// push costs a step per slot: 8 slots for K <= 8 made MoE rows, n = 256 and K = 8, about a fifth
-/// faster than 16), the candidate buffer otherwise.
+/// One pass of [`filter`] with the pool that suits K: the sorted array for small K, the candidate buffer
+/// otherwise.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
 fn pass<V: Vector, T: Element, E: Entry, const KIND: u8>(
@@ -142,10 +141,8 @@ fn pass<V: Vector, T: Element, E: Entry, const KIND: u8>(
     buffer: &mut [E],
     emit: &mut dyn FnMut(usize, usize),
 ) -> bool {
-    if k <= HALF_K {
-        filter::<V, T, Sorted<E, HALF_K>, KIND>(row, k, flip, map, cap, may_bail, Sorted::new(k), emit)
-    } else if k <= SMALL_K {
-        filter::<V, T, Sorted<E, SMALL_K>, KIND>(row, k, flip, map, cap, may_bail, Sorted::new(k), emit)
+    if k <= SMALL_K {
+        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, may_bail, Sorted::new(k), emit)
     } else {
         let candidates = Candidates::new(buffer, k);
         filter::<V, T, Candidates<'_, E>, KIND>(row, k, flip, map, cap, may_bail, candidates, emit)
@@ -390,15 +387,11 @@ fn side_filter<V: Vector, T: Element, E: Entry, const KIND: u8>(
     map: &KeyMap,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    if k <= HALF_K {
-        side_pools::<V, T, E, KIND, HALF_K>(side, k, flip, map, emit)
-    } else {
-        side_pools::<V, T, E, KIND, SMALL_K>(side, k, flip, map, emit)
-    }
+    side_pools::<V, T, E, KIND>(side, k, flip, map, emit)
 }
 
 #[inline(always)]
-fn side_pools<V: Vector, T: Element, E: Entry, const KIND: u8, const SLOTS: usize>(
+fn side_pools<V: Vector, T: Element, E: Entry, const KIND: u8>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
@@ -408,11 +401,11 @@ fn side_pools<V: Vector, T: Element, E: Entry, const KIND: u8, const SLOTS: usiz
     // Up to MAX_LANES sequences, a whole number of vectors: 16 f32 are one 64-byte cache line, read once.
     let vectors = (MAX_LANES / V::LANES).min(side.count() / V::LANES);
     let lanes = vectors * V::LANES;
-    if !(1..=SLOTS).contains(&k) || lanes == 0 || side.len() < k {
+    if !(1..=SMALL_K).contains(&k) || lanes == 0 || side.len() < k {
         return 0;
     }
     let constants = Lanes::<V>::new(map, flip);
-    let mut pools: [Sorted<E, SLOTS>; MAX_LANES] = core::array::from_fn(|_| Sorted::new(k));
+    let mut pools: [Sorted<E>; MAX_LANES] = core::array::from_fn(|_| Sorted::new(k));
     let mut limits = Limits::default();
     let mut limit = [V::splat(0); MAX_LANES];
     for position in 0..side.len() {
@@ -523,48 +516,57 @@ impl<E: Entry> Pool for Candidates<'_, E> {
 /// K at most this keeps its candidates sorted on the stack (`SMALL_K` entries of 16 bytes at most).
 pub(crate) const SMALL_K: usize = 16;
 
-/// K at most this uses a sorted pool of half the slots.
+/// K at most this needs only the lower half of the sorted pool's slots.
 const HALF_K: usize = SMALL_K / 2;
 
-/// The best K so far, sorted, in `SLOTS >= K` slots: a push is an insertion instead of the buffer's
-/// compaction every K pushes, and the threshold is exact from the K-th element on. Short rows with small
-/// K (MoE routing: n = 256, K = 8) spend most of their time in those compactions otherwise.
+/// The best K so far, sorted: a push is an insertion instead of the buffer's compaction every K
+/// pushes, and the threshold is exact from the K-th element on. Short rows with small K (MoE routing:
+/// n = 256, K = 8) spend most of their time in those compactions otherwise.
 ///
 /// The slots start as [`Entry::LAST`], so every push is the same branch-free pass over them (an
-/// insertion loop's exit is a mispredicted branch per push, which cost more than the moves).
-struct Sorted<E, const SLOTS: usize> {
-    best: [E; SLOTS],
+/// insertion loop's exit is a mispredicted branch per push, which cost more than the moves). K <= 8
+/// passes over the lower 8 slots only: the one branch is the same for every push of a call, and it made
+/// MoE rows about a fifth faster. (Two pool types sized 8 and 16 did the same, but doubled the filter's
+/// code: the firmware build grew from 26 to 45 KB.)
+struct Sorted<E> {
+    best: [E; SMALL_K],
     /// Entries pushed, up to K: the slots from here on are still `LAST`.
     filled: usize,
     k: usize,
 }
 
-impl<E: Entry, const SLOTS: usize> Sorted<E, SLOTS> {
+impl<E: Entry> Sorted<E> {
     #[inline(always)]
     fn new(k: usize) -> Self {
-        debug_assert!((1..=SLOTS).contains(&k), "k {k} slots {SLOTS}");
+        debug_assert!((1..=SMALL_K).contains(&k), "k {k}");
         Sorted {
-            best: [E::LAST; SLOTS],
+            best: [E::LAST; SMALL_K],
             filled: 0,
-            k: k.clamp(1, SLOTS),
+            k: k.clamp(1, SMALL_K),
         }
     }
 }
 
-impl<E: Entry, const SLOTS: usize> Pool for Sorted<E, SLOTS> {
+impl<E: Entry> Pool for Sorted<E> {
     #[inline(always)]
     fn push(&mut self, key: u64, position: usize) {
         let entry = E::new(key, position);
         // Slot i becomes max(slot i - 1, min(slot i, entry)): its lower neighbour if that is above
         // `entry`, else `entry` if slot i was above it, else itself. The entries above `entry` move up
         // one and the K-th falls out; positions differ, so an equal key stays behind the earlier one.
-        // All SLOTS slots, whatever K: a fixed trip count, unrolled into min/max without branches
-        // (the slots from K on fill with what falls out, and nothing reads them).
-        let old = self.best;
-        for i in 1..SLOTS {
-            self.best[i] = old[i - 1].max(old[i].min(entry));
+        // A fixed trip count (8 or 16 slots, whatever K), unrolled into min/max without branches (the
+        // slots from K on fill with what falls out, and nothing reads them); from the top down, so that
+        // slot i - 1 still holds its old entry when slot i reads it, with no copy of the array.
+        let best = &mut self.best;
+        if self.k > HALF_K {
+            for i in (HALF_K..SMALL_K).rev() {
+                best[i] = best[i - 1].max(best[i].min(entry));
+            }
         }
-        self.best[0] = old[0].min(entry);
+        for i in (1..HALF_K).rev() {
+            best[i] = best[i - 1].max(best[i].min(entry));
+        }
+        best[0] = best[0].min(entry);
         self.filled = (self.filled + 1).min(self.k);
     }
     #[inline(always)]
