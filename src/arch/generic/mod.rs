@@ -387,17 +387,6 @@ fn side_filter<V: Vector, T: Element, E: Entry, const KIND: u8>(
     map: &KeyMap,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    side_pools::<V, T, E, KIND>(side, k, flip, map, emit)
-}
-
-#[inline(always)]
-fn side_pools<V: Vector, T: Element, E: Entry, const KIND: u8>(
-    side: &Side<'_, T>,
-    k: usize,
-    flip: u64,
-    map: &KeyMap,
-    emit: &mut dyn FnMut(usize, usize, usize),
-) -> usize {
     // Up to MAX_LANES sequences, a whole number of vectors: 16 f32 are one 64-byte cache line, read once.
     let vectors = (MAX_LANES / V::LANES).min(side.count() / V::LANES);
     let lanes = vectors * V::LANES;
