@@ -363,6 +363,12 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let packed = packs_in_one_word(<T::Key as crate::Key>::BITS, self.sequence_len());
         match engine {
             None => self.each_sequence(sequences, |seq, k, flip, emit| naive::select(seq, k, flip, emit)),
+            // A zero stride along the axis makes every element of a sequence the same element: they all
+            // tie, so the first K are positions 0..K in order. One read per output instead of n reads per
+            // sequence, which a broadcast view can make 2^63 (fuzz finding 4).
+            Some(_) if self.input.layout().strides()[self.axis] == 0 => {
+                self.each_sequence(sequences, |_, k, _, emit| (0..k).for_each(|rank| emit(rank, rank)))
+            }
             Some(engine) if packed => self.with_buffer::<u64>(engine, sequences, &mut scratch[..needed]),
             Some(engine) => self.with_buffer::<[u64; 2]>(engine, sequences, &mut scratch[..needed]),
         }

@@ -68,3 +68,32 @@ fn accumulator_single_element_views_with_extreme_strides() {
     assert_eq!(values, [0, 0, 9]);
     assert_eq!(indices, [u64::MAX, 0]);
 }
+
+/// Finding 4 (`request` target, a 30-minute timeout): a zero stride along the axis is a valid view of
+/// any length (SPEC.md §3): the fuzzer's had one element broadcast to 2^63 - 1 positions. Every engine
+/// scanned all of them: finite, but centuries. Such a sequence is one element repeated, so the first K
+/// are positions 0..K, all ties; the engines now answer that without reading the sequence.
+#[test]
+fn a_broadcast_axis_of_any_length_costs_only_its_outputs() {
+    let n = 1usize << 60;
+    let x = [7u64, 3, 9];
+    let (k, mut values, mut indices) = (130, vec![0u64; 3 * 130], vec![0u64; 3 * 130]);
+    let mut scratch = vec![0u64; scratch_len::<u64>(n, k)];
+    let started = std::time::Instant::now();
+    topk(
+        // Three sequences (one per element of `x`), each that element n times.
+        View::new(&x, [3, n], [1, 0], 0).unwrap(),
+        1,
+        k,
+        Direction::Decreasing,
+        ViewMut::contiguous(&mut values, [3, k]).unwrap(),
+        ViewMut::contiguous(&mut indices, [3, k]).unwrap(),
+        &mut scratch,
+    )
+    .unwrap();
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    for (row, &value) in x.iter().enumerate() {
+        assert!(values[row * k..][..k].iter().all(|&v| v == value), "row {row}");
+        assert!(indices[row * k..][..k].iter().copied().eq(0..k as u64), "row {row}");
+    }
+}

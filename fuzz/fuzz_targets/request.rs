@@ -1,10 +1,11 @@
 //! Arbitrary requests through the run-time-rank API: invalid ones must be `Err` with both outputs
-//! untouched; valid ones must equal `naive::topk` bit for bit and pass an independent check.
+//! untouched; valid ones must equal `naive::topk` bit for bit (where it is affordable: `NAIVE_BUDGET`)
+//! and pass an independent check, linear in the input.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use topk_fuzz::{
-    Concrete, Expect, Pod, Request, assert_same, check_outputs, dispatch, elements, index_max, with_views,
+    Concrete, Expect, NAIVE_BUDGET, Pod, Request, assert_same, check_outputs, dispatch, elements, index_max, with_views,
 };
 use topk_kernels::{Element, Error, Index, naive, scratch_len, topk, topk_on_stack};
 
@@ -32,14 +33,21 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, bytes: &[u8]) {
     let needed = scratch_len::<T>(n, c.k);
     let mut scratch = vec![0u64; needed.min(SCRATCH_CAP)];
 
-    let (mut v0, mut x0) = fresh();
-    let reference = with_views(c, &input, &mut v0, &mut x0, |i, axis, v, x| {
-        naive::topk(i, axis, c.k, c.direction, v, x)
-    });
     let (mut v1, mut x1) = fresh();
     let got = with_views(c, &input, &mut v1, &mut x1, |i, axis, v, x| {
         topk(i, axis, c.k, c.direction, v, x, &mut scratch)
     });
+    let (mut v0, mut x0) = fresh();
+    let reference = if c.naive_work() <= NAIVE_BUDGET {
+        with_views(c, &input, &mut v0, &mut x0, |i, axis, v, x| {
+            naive::topk(i, axis, c.k, c.direction, v, x)
+        })
+    } else {
+        // Too slow a reference: `topk`'s own outputs go through the checks below, `check_outputs` (which
+        // alone establishes the answer) and the untouched-outputs checks included.
+        (v0, x0) = (v1.clone(), x1.clone());
+        got
+    };
     for e in [&reference, &got].into_iter().filter_map(|r| r.err()) {
         let _ = e.to_string(); // Display must not panic either
     }
