@@ -40,7 +40,8 @@ impl<T: Element> Slot<T> {
     }
 }
 
-/// The running top-K of one sequence. Pieces pushed or merged in any order give the same result as one call on the whole sequence.
+/// The running top-K of one sequence. Pieces pushed or merged in any order give the same result as one
+/// call on the whole sequence.
 ///
 /// ```
 /// use topk_kernels::{Accumulator, Direction, Slot, View, ViewMut};
