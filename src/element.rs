@@ -94,15 +94,12 @@ macro_rules! float_elements {
                 const SIGN: $k = 1 << ($k::BITS - 1);
                 let bits: $k = $to_bits(self);
                 let magnitude = bits & !SIGN;
-                if magnitude > $infinity {
-                    $k::MAX // every NaN: above +inf, all equal
-                } else if magnitude == 0 {
-                    SIGN // -0 == +0
-                } else if bits & SIGN != 0 {
-                    !bits
-                } else {
-                    bits | SIGN
-                }
+                // Negative: all bits flipped; positive: the sign bit set. Written as masks and selects
+                // rather than branches: the sign of random data is a coin toss.
+                let negative = (bits >> ($k::BITS - 1)).wrapping_neg();
+                let key = bits ^ (negative | SIGN);
+                let key = if magnitude == 0 { SIGN } else { key }; // -0 == +0
+                if magnitude > $infinity { $k::MAX } else { key } // every NaN: above +inf, all equal
             }
         }
     )*};
