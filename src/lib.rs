@@ -62,6 +62,7 @@ mod cpu;
 mod element;
 mod entry;
 mod error;
+mod histogram;
 mod index;
 pub mod naive;
 #[cfg(feature = "rayon")]

@@ -7,6 +7,7 @@
 //! comparison of the values themselves.
 
 use crate::element::{Element, ordered_key};
+use crate::entry::Emit;
 use crate::topk::{Backend, Sequence, TopK};
 use crate::{Direction, Error, Index, View, ViewMut};
 
@@ -24,8 +25,8 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     plan.run_sequences(all, Backend::Naive, &mut [])
 }
 
-/// Reports, through `emit(rank, position)`, the first `k` positions of `seq` in the order of `flip`.
-pub(crate) fn select<T: Element>(seq: &Sequence<'_, T>, k: usize, flip: u64, emit: &mut dyn FnMut(usize, usize)) {
+/// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
+pub(crate) fn select<T: Element>(seq: &Sequence<'_, T>, k: usize, flip: u64, emit: &mut Emit<'_>) {
     let mut previous: Option<(u64, usize)> = None;
     for rank in 0..k {
         let mut best: Option<(u64, usize)> = None;
@@ -38,7 +39,7 @@ pub(crate) fn select<T: Element>(seq: &Sequence<'_, T>, k: usize, flip: u64, emi
             }
         }
         let Some(chosen) = best else { return }; // unreachable while k <= len
-        emit(rank, chosen.1);
+        emit(rank, &[chosen.1]);
         previous = Some(chosen);
     }
 }

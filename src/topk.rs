@@ -6,7 +6,7 @@ use core::ops::Range;
 use core::ptr::NonNull;
 
 use crate::element::Element;
-use crate::entry::{Entry, packs_in_one_word};
+use crate::entry::{Emit, Entry, packs_in_one_word};
 use crate::error::{Error, Tensor};
 use crate::view::{Layout, View, ViewMut};
 use crate::{Index, arch, candidates, naive};
@@ -367,7 +367,13 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             // tie, so the first K are positions 0..K in order. One read per output instead of n reads per
             // sequence, which a broadcast view can make 2^63 (fuzz finding 4).
             Some(_) if self.input.layout().strides()[self.axis] == 0 => {
-                self.each_sequence(sequences, |_, k, _, emit| (0..k).for_each(|rank| emit(rank, rank)))
+                self.each_sequence(sequences, |_, k, _, emit| {
+                    let mut ranks = [0; 64];
+                    for first in (0..k).step_by(ranks.len()) {
+                        let batch = ranks.iter_mut().zip(first..k).map(|(slot, rank)| *slot = rank).count();
+                        emit(first, ranks.get(..batch).unwrap_or_default());
+                    }
+                })
             }
             Some(engine) if packed => self.with_buffer::<u64>(engine, sequences, &mut scratch[..needed]),
             Some(engine) => self.with_buffer::<[u64; 2]>(engine, sequences, &mut scratch[..needed]),
@@ -377,9 +383,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
 
     fn with_buffer<E: Entry>(&mut self, engine: arch::Engine, sequences: Range<usize>, scratch: &mut [u64]) {
         let buffer = E::from_words(scratch);
-        let mut one = |seq: &Sequence<'_, T>, k, flip, emit: &mut dyn FnMut(usize, usize)| {
-            engine.select(seq, k, flip, buffer, emit)
-        };
+        let mut one = |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_>| engine.select(seq, k, flip, buffer, emit);
         let Some(inner) = self.side_by_side(engine) else {
             return self.each_sequence(sequences, &mut one);
         };
@@ -480,7 +484,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     fn each_sequence(
         &mut self,
         sequences: Range<usize>,
-        mut select: impl FnMut(&Sequence<'_, T>, usize, u64, &mut dyn FnMut(usize, usize)),
+        mut select: impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_>),
     ) {
         if sequences.is_empty() {
             return;
@@ -503,15 +507,17 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             let values_start = self.values.layout.address(&coord);
             let indices_start = self.indices.layout.address(&coord);
             let (values, indices) = (&self.values, &self.indices);
-            select(&seq, self.k, flip, &mut |rank, position| {
-                debug_assert!(rank < self.k && position < len, "rank {rank} position {position}");
-                let rank = rank as isize;
-                // SAFETY: `coord` is a coordinate of the outputs with 0 along the axis, and rank < k is a
-                // coordinate along it, so both addresses were validated; position < len is a coordinate
-                // of the input sequence.
-                unsafe {
-                    values.write(values_start + rank * values_step, seq.get(position));
-                    indices.write(indices_start + rank * indices_step, I::from_position(position));
+            select(&seq, self.k, flip, &mut |first, positions| {
+                for (rank, &position) in (first..).zip(positions) {
+                    debug_assert!(rank < self.k && position < len, "rank {rank} position {position}");
+                    let rank = rank as isize;
+                    // SAFETY: `coord` is a coordinate of the outputs with 0 along the axis, and rank < k is
+                    // a coordinate along it, so both addresses were validated; position < len is a
+                    // coordinate of the input sequence.
+                    unsafe {
+                        values.write(values_start + rank * values_step, seq.get(position));
+                        indices.write(indices_start + rank * indices_step, I::from_position(position));
+                    }
                 }
             });
             advance(&mut coord, &sizes, axis);

@@ -353,6 +353,43 @@ fn long_rows_i64() {
     long::<i64>(26);
 }
 
+/// K a large part of a long row: 8- and 16-bit keys are counted instead of filtered (from K = n/24 and
+/// n/5), with and without room for the second copy the 16-bit path sorts into (n >= 2K), on contiguous
+/// and strided rows.
+fn counted<T: Bits>(seed: u64) {
+    let mut rng = Rng(seed | 1);
+    let n = if cfg!(miri) { 300 } else { 2048 + rng.below(64) as usize };
+    for pattern in PATTERNS {
+        let data = make::<T>(&mut rng, 2 * n, pattern);
+        for k in [n / 24 + 1, n / 5 + 1, n / 2 - 1, n / 2 + 1, n] {
+            let direction = if rng.below(2) == 0 {
+                Direction::Decreasing
+            } else {
+                Direction::Increasing
+            };
+            check(&data[..n], 1, false, k, direction);
+            check(&data, 2, true, k, direction);
+        }
+    }
+}
+
+macro_rules! counted {
+    ($($name:ident: $t:ty, $seed:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            counted::<$t>($seed);
+        }
+    )*};
+}
+counted! {
+    counted_u8: u8, 41;
+    counted_i8: i8, 42;
+    counted_u16: u16, 43;
+    counted_i16: i16, 44;
+    counted_f16: f16, 45;
+    counted_bf16: bf16, 46;
+}
+
 #[test]
 fn availability_matches_the_cpu() {
     assert!(Backend::Portable.is_available() && Backend::Scalar.is_available());

@@ -19,7 +19,7 @@ pub(crate) mod x86_64;
 pub(crate) mod aarch64;
 
 use crate::element::Element;
-use crate::entry::Entry;
+use crate::entry::{Emit, Entry};
 use crate::topk::{Backend, Sequence, Side};
 
 /// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted on
@@ -55,7 +55,7 @@ impl Engine {
         }
     }
 
-    /// Reports, through `emit(rank, position)`, the first `k` positions of `seq` in the order of `flip`.
+    /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
     ///
     /// `buffer` holds `candidates::capacity(seq.len(), k)` entries and `1 <= k <= seq.len()`.
     #[inline]
@@ -65,8 +65,12 @@ impl Engine {
         k: usize,
         flip: u64,
         buffer: &mut [E],
-        emit: &mut dyn FnMut(usize, usize),
+        emit: &mut Emit<'_>,
     ) {
+        if crate::histogram::suits::<T>(seq.len(), k) {
+            // Counting: no comparisons to vectorise, so one algorithm serves every engine.
+            return crate::histogram::select(seq, k, flip, buffer, emit);
+        }
         match self {
             Engine::Scalar => scalar::select(seq, k, flip, buffer, emit),
             Engine::Portable => all::portable::select(seq, k, flip, buffer, emit),

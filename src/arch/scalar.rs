@@ -12,10 +12,10 @@
 
 use crate::candidates::{Candidates, capacity};
 use crate::element::{Element, ordered_key};
-use crate::entry::Entry;
+use crate::entry::{Emit, Entry, report};
 use crate::topk::Sequence;
 
-/// Reports, through `emit(rank, position)`, the first `k` positions of `seq` in the order of `flip`.
+/// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
 ///
 /// `buffer` holds `candidates::capacity(seq.len(), k)` entries and `1 <= k <= seq.len()`.
 pub(crate) fn select<T: Element, E: Entry>(
@@ -23,7 +23,7 @@ pub(crate) fn select<T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) {
     let n = seq.len();
     let mut candidates = Candidates::new(buffer, k);
@@ -39,7 +39,5 @@ pub(crate) fn select<T: Element, E: Entry>(
             candidates.push(key, position);
         }
     }
-    for (rank, entry) in candidates.finish().iter().enumerate() {
-        emit(rank, entry.position());
-    }
+    report(candidates.finish(), emit);
 }

@@ -5,7 +5,7 @@ use core::arch::aarch64::*;
 
 use crate::arch::generic;
 use crate::element::Element;
-use crate::entry::Entry;
+use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
@@ -26,7 +26,7 @@ impl Neon {
         k: usize,
         flip: u64,
         buffer: &mut [E],
-        emit: &mut dyn FnMut(usize, usize),
+        emit: &mut Emit<'_>,
     ) {
         // SAFETY: the token exists, so the target has NEON.
         unsafe { select(seq, k, flip, buffer, emit) }
@@ -65,7 +65,7 @@ unsafe fn select<T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) {
     generic::select::<U32x4, U64x2, T, E>(seq, k, flip, buffer, emit);
 }

@@ -6,7 +6,7 @@
 
 use crate::arch::generic;
 use crate::element::Element;
-use crate::entry::Entry;
+use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
@@ -16,7 +16,7 @@ pub(crate) fn select<T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) {
     generic::select::<Lanes<u32, 8>, Lanes<u64, 4>, T, E>(seq, k, flip, buffer, emit);
 }

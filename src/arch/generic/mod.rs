@@ -37,7 +37,7 @@ use core::mem::size_of;
 use crate::arch::scalar;
 use crate::candidates::Candidates;
 use crate::element::{Element, Key, ordered_key};
-use crate::entry::Entry;
+use crate::entry::{Emit, Entry, report};
 use crate::topk::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
@@ -70,7 +70,7 @@ pub(crate) fn select<V32: Vector, V64: Vector, T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) {
     let Some(row) = seq.contiguous() else {
         return scalar::select(seq, k, flip, buffer, emit);
@@ -83,13 +83,7 @@ pub(crate) fn select<V32: Vector, V64: Vector, T: Element, E: Entry>(
 }
 
 #[inline(always)]
-fn by_kind<V: Vector, T: Element, E: Entry>(
-    row: &[T],
-    k: usize,
-    flip: u64,
-    buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
-) {
+fn by_kind<V: Vector, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E], emit: &mut Emit<'_>) {
     let map = KeyMap::of::<T>();
     match map.kind {
         UNSIGNED => filter_row::<V, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
@@ -110,7 +104,7 @@ fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
     flip: u64,
     map: &KeyMap,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) {
     let may_bail = row.len() / BAIL_MIN_RATIO >= k;
     // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
@@ -140,7 +134,7 @@ fn pass<V: Vector, T: Element, E: Entry, const KIND: u8>(
     cap: Option<u64>,
     may_bail: bool,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) -> bool {
     if k <= SMALL_K {
         filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, may_bail, Sorted::new(k), emit)
@@ -254,7 +248,7 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     cap: Option<u64>,
     may_bail: bool,
     mut candidates: P,
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) -> bool {
     let n = row.len();
     let lanes = Lanes::<V>::new(map, flip);
@@ -431,7 +425,11 @@ fn side_filter<V: Vector, T: Element, E: Entry, const KIND: u8>(
         }
     }
     for (lane, pool) in pools.into_iter().take(lanes).enumerate() {
-        pool.report(&mut |rank, position| emit(lane, rank, position));
+        pool.report(&mut |first, positions| {
+            for (rank, &position) in (first..).zip(positions) {
+                emit(lane, rank, position);
+            }
+        });
     }
     lanes
 }
@@ -484,7 +482,7 @@ trait Pool {
     /// The K-th best key so far, once there is one: only keys strictly below it can still enter.
     fn threshold(&self) -> Option<u64>;
     /// Reports the best K, in order.
-    fn report(self, emit: &mut dyn FnMut(usize, usize));
+    fn report(self, emit: &mut Emit<'_>);
 }
 
 impl<E: Entry> Pool for Candidates<'_, E> {
@@ -496,10 +494,8 @@ impl<E: Entry> Pool for Candidates<'_, E> {
     fn threshold(&self) -> Option<u64> {
         self.filtering().then(|| Candidates::threshold(self))
     }
-    fn report(self, emit: &mut dyn FnMut(usize, usize)) {
-        for (rank, entry) in self.finish().iter().enumerate() {
-            emit(rank, entry.position());
-        }
+    fn report(self, emit: &mut Emit<'_>) {
+        report(self.finish(), emit);
     }
 }
 
@@ -563,10 +559,8 @@ impl<E: Entry> Pool for Sorted<E> {
     fn threshold(&self) -> Option<u64> {
         (self.filled == self.k).then(|| self.best[self.k - 1].key())
     }
-    fn report(self, emit: &mut dyn FnMut(usize, usize)) {
-        for (rank, entry) in self.best[..self.filled].iter().enumerate() {
-            emit(rank, entry.position());
-        }
+    fn report(self, emit: &mut Emit<'_>) {
+        report(self.best.get(..self.filled).unwrap_or_default(), emit);
     }
 }
 

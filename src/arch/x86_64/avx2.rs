@@ -6,7 +6,7 @@ use core::arch::x86_64::*;
 
 use crate::arch::generic;
 use crate::element::Element;
-use crate::entry::Entry;
+use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
@@ -27,7 +27,7 @@ impl Avx2 {
         k: usize,
         flip: u64,
         buffer: &mut [E],
-        emit: &mut dyn FnMut(usize, usize),
+        emit: &mut Emit<'_>,
     ) {
         // SAFETY: the token exists, so the CPU has AVX2, F16C and POPCNT.
         unsafe { select(seq, k, flip, buffer, emit) }
@@ -66,7 +66,7 @@ unsafe fn select<T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) {
     generic::select::<U32x8, U64x4, T, E>(seq, k, flip, buffer, emit);
 }

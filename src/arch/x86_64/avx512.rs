@@ -7,7 +7,7 @@ use core::arch::x86_64::*;
 
 use crate::arch::generic;
 use crate::element::Element;
-use crate::entry::Entry;
+use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
@@ -28,7 +28,7 @@ impl Avx512 {
         k: usize,
         flip: u64,
         buffer: &mut [E],
-        emit: &mut dyn FnMut(usize, usize),
+        emit: &mut Emit<'_>,
     ) {
         // SAFETY: the token exists, so the CPU has AVX-512F and POPCNT.
         unsafe { select(seq, k, flip, buffer, emit) }
@@ -67,7 +67,7 @@ unsafe fn select<T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize),
+    emit: &mut Emit<'_>,
 ) {
     generic::select::<U32x16, U64x8, T, E>(seq, k, flip, buffer, emit);
 }
