@@ -7,6 +7,7 @@
 //! against the threshold in bulk and push only the survivors; before the first compaction they push
 //! everything (the buffer is filling, and 64-bit keys have no "accept all" value to compare against).
 
+use crate::element::{Element, ordered_key};
 use crate::entry::Entry;
 
 /// Candidates the buffer needs for a sequence of `len` with `k` selected: `min(len, 2k)`.
@@ -63,6 +64,25 @@ impl<'s, E: Entry> Candidates<'s, E> {
         if self.len == self.buffer.len() && self.len > self.k {
             self.compact();
         }
+    }
+
+    /// Appends `row[from..]` (positions must follow those pushed) up to the buffer's end, compacting if it
+    /// fills; returns the position it stopped at. The bulk form of [`push`](Self::push) for the filling
+    /// phase, one store per element (vectorised where the key is).
+    #[inline(always)]
+    pub(crate) fn fill<T: Element>(&mut self, row: &[T], from: usize, flip: u64) -> usize {
+        let free = self.buffer.get_mut(self.len..).unwrap_or_default();
+        let values = row.get(from..).unwrap_or_default();
+        let mut added = 0;
+        for ((slot, &value), position) in free.iter_mut().zip(values).zip(from..) {
+            *slot = E::new(ordered_key(value, flip), position);
+            added += 1;
+        }
+        self.len += added;
+        if self.len == self.buffer.len() && self.len > self.k {
+            self.compact();
+        }
+        from + added
     }
 
     /// Keeps the best K entries and lowers the threshold to the K-th one's key.
