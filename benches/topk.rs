@@ -1,7 +1,8 @@
 //! Criterion benchmarks: one group per data pattern (uniform, normal, ascending, descending, all-equal,
 //! NaN-heavy), f32 rows across the filter's thresholds (short rows where the head is most of the row,
 //! long rows where the block scan dominates, K small and K > n/16), every engine this CPU has beside
-//! the dispatched one, and the reference on small sizes only. Each iteration's result is checked
+//! the dispatched one, and the reference on small sizes only; then 8- and 16-bit keys with K a large
+//! part of the row (counted, not filtered). Each iteration's result is checked
 //! against the portable engine's, so a fast wrong engine fails instead of winning.
 //!
 //! `cargo bench --bench topk -- --test` runs every case once (the test command does).
@@ -11,7 +12,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use topk_kernels::{Backend, Direction, TopK, View, ViewMut};
+use topk_kernels::{Backend, Direction, Element, TopK, View, ViewMut, f16};
 
 /// (rows, row length, K): sizes around the engines' thresholds.
 const SHAPES: [(usize, usize, usize); 6] = [
@@ -69,7 +70,7 @@ impl Pattern {
 }
 
 /// Runs `backend` and returns the indices (the values follow from them).
-fn run(data: &[f32], rows: usize, n: usize, k: usize, backend: Backend, out: &mut (Vec<f32>, Vec<u32>)) {
+fn run<T: Element>(data: &[T], rows: usize, n: usize, k: usize, backend: Backend, out: &mut (Vec<T>, Vec<u32>)) {
     let mut plan = TopK::new(
         View::contiguous(data, [rows, n]).unwrap(),
         1,
@@ -84,8 +85,9 @@ fn run(data: &[f32], rows: usize, n: usize, k: usize, backend: Backend, out: &mu
     plan.run_sequences(all, backend, &mut scratch).unwrap();
 }
 
-fn patterns(c: &mut Criterion) {
-    let engines: Vec<Backend> = [
+/// Every engine this CPU has, `Auto` first.
+fn engines() -> Vec<Backend> {
+    [
         Backend::Auto,
         Backend::Scalar,
         Backend::Portable,
@@ -95,7 +97,33 @@ fn patterns(c: &mut Criterion) {
     .into_iter()
     .chain([Backend::Neon])
     .filter(|b| b.is_available())
-    .collect();
+    .collect()
+}
+
+/// Times every engine on `rows` rows of `data`, each iteration checked against the portable engine.
+fn bench_engines<T: Element + PartialEq + core::fmt::Debug>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    data: &[T],
+    (rows, n, k): (usize, usize, usize),
+) {
+    let mut expected = (vec![T::ZERO; rows * k], vec![0u32; rows * k]);
+    run(data, rows, n, k, Backend::Portable, &mut expected);
+    group.throughput(Throughput::Elements((rows * n) as u64));
+    let naive_ok = rows * n * k <= 1 << 22;
+    let backends = engines().into_iter().chain(naive_ok.then_some(Backend::Naive));
+    for backend in backends {
+        let id = BenchmarkId::new(backend.name(), format!("{}_{rows}x{n}_k{k}", T::NAME));
+        let mut out = (vec![T::ZERO; rows * k], vec![0u32; rows * k]);
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                run(black_box(data), rows, n, k, backend, &mut out);
+                assert_eq!(out.1, expected.1, "{} disagrees", backend.name());
+            })
+        });
+    }
+}
+
+fn patterns(c: &mut Criterion) {
     for pattern in [
         Pattern::Uniform,
         Pattern::Normal,
@@ -106,27 +134,26 @@ fn patterns(c: &mut Criterion) {
     ] {
         let mut group = c.benchmark_group(pattern.name());
         group.sample_size(10);
-        for (rows, n, k) in SHAPES {
-            let data = pattern.data(rows * n);
-            let mut expected = (vec![0.0; rows * k], vec![0u32; rows * k]);
-            run(&data, rows, n, k, Backend::Portable, &mut expected);
-            group.throughput(Throughput::Elements((rows * n) as u64));
-            let naive_ok = rows * n * k <= 1 << 22;
-            let backends = engines.iter().copied().chain(naive_ok.then_some(Backend::Naive));
-            for backend in backends {
-                let id = BenchmarkId::new(backend.name(), format!("{rows}x{n}_k{k}"));
-                let mut out = (vec![0.0; rows * k], vec![0u32; rows * k]);
-                group.bench_function(id, |b| {
-                    b.iter(|| {
-                        run(black_box(&data), rows, n, k, backend, &mut out);
-                        assert_eq!(out.1, expected.1, "{} disagrees", backend.name());
-                    })
-                });
-            }
+        for shape in SHAPES {
+            bench_engines(&mut group, &pattern.data(shape.0 * shape.1), shape);
         }
         group.finish();
     }
 }
 
-criterion_group!(benches, patterns);
+/// 8- and 16-bit keys with K a large part of the row, which every engine counts instead of filtering:
+/// half of 1M u8, and full sorts of 4096-element f16 rows (top-p sampling sorts the whole vocabulary).
+fn counted(c: &mut Criterion) {
+    let mut group = c.benchmark_group("counted");
+    group.sample_size(10);
+    let uniform = Pattern::Uniform.data(1 << 20);
+    let bytes: Vec<u8> = uniform.iter().map(|&x| (x * 256.0) as u8).collect();
+    bench_engines(&mut group, &bytes[..1_000_000], (1, 1_000_000, 500_000));
+    let normal = Pattern::Normal.data(64 * 4096);
+    let halves: Vec<f16> = normal.iter().map(|&x| f16::from_f32(x)).collect();
+    bench_engines(&mut group, &halves, (64, 4096, 4096));
+    group.finish();
+}
+
+criterion_group!(benches, patterns, counted);
 criterion_main!(benches);
