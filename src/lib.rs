@@ -50,9 +50,9 @@
 //! # Memory
 //! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences.
 //! Stack: at most about 5 KiB (a non-last axis with K ≤ 16 keeps one sorted pool of K per SIMD lane on
-//! the stack), otherwise a few hundred bytes of frames; [`topk_on_stack`] adds `32 · K_MAX` bytes. No
-//! recursion other than `core`'s bounded selection and sort. `tests/stack.rs` runs the heaviest calls on
-//! a 16 KiB thread (optimised builds).
+//! the stack; counting 16-bit keys keeps 4 KiB of counters), otherwise a few hundred bytes of frames;
+//! [`topk_on_stack`] adds `32 · K_MAX` bytes. No recursion other than `core`'s bounded selection and
+//! sort. `tests/stack.rs` runs the heaviest calls on a 16 KiB thread (optimised builds).
 #![cfg_attr(not(feature = "std"), no_std)]
 
 mod accumulator;

@@ -102,7 +102,8 @@ fn f64_side_by_side() -> u64 {
     i.iter().sum::<u64>()
 }
 
-/// bf16 with caller scratch (a full stable sort: K == n), and the naive reference.
+/// bf16 with caller scratch (a full stable sort: K == n, which the engines count: 4 KiB of counters on the
+/// stack), and the naive reference.
 fn bf16_full_sort_and_naive() -> u64 {
     let raw = data(N);
     let h: Vec<bf16> = raw[..N].iter().map(|&b| bf16::from_bits(b as u16)).collect();
