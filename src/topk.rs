@@ -20,7 +20,8 @@ pub enum Direction {
     Decreasing,
 }
 
-/// The engine that selects within each sequence. All give identical results.
+/// The engine that selects within each sequence. All give identical results, and all count 8- and 16-bit
+/// keys instead of filtering them when K is a large part of the row (see the README's engines section).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
