@@ -66,23 +66,19 @@ impl<'s, E: Entry> Candidates<'s, E> {
         }
     }
 
-    /// Appends `row[from..]` (positions must follow those pushed) up to the buffer's end, compacting if it
-    /// fills; returns the position it stopped at. The bulk form of [`push`](Self::push) for the filling
-    /// phase, one store per element (vectorised where the key is).
+    /// Pushes a whole row, from position 0, into an empty buffer that holds it: the bulk form of
+    /// [`push`](Self::push) for rows where every element is a candidate, one store per element
+    /// (vectorised where the key is).
     #[inline(always)]
-    pub(crate) fn fill<T: Element>(&mut self, row: &[T], from: usize, flip: u64) -> usize {
-        let free = self.buffer.get_mut(self.len..).unwrap_or_default();
-        let values = row.get(from..).unwrap_or_default();
-        let mut added = 0;
-        for ((slot, &value), position) in free.iter_mut().zip(values).zip(from..) {
+    pub(crate) fn fill<T: Element>(&mut self, row: &[T], flip: u64) {
+        debug_assert!(self.len == 0 && row.len() <= self.buffer.len());
+        for ((slot, &value), position) in self.buffer.iter_mut().zip(row).zip(0..) {
             *slot = E::new(ordered_key(value, flip), position);
-            added += 1;
         }
-        self.len += added;
+        self.len = row.len().min(self.buffer.len());
         if self.len == self.buffer.len() && self.len > self.k {
             self.compact();
         }
-        from + added
     }
 
     /// Keeps the best K entries and lowers the threshold to the K-th one's key.

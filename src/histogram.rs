@@ -23,7 +23,6 @@
 //! ```
 //! No element is compared with another, and the passes have no data-dependent branch. Counters are
 //! `u32`: rows longer than `u32::MAX` go to the filter ([`suits`]).
-//! Counters are `u32`: rows longer than `u32::MAX` go to the filter ([`suits`]).
 
 use core::cmp::Ordering;
 
@@ -82,12 +81,12 @@ fn bytes<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, buffe
     first_ranks(&mut next, cut.key + 1);
     // Past the K-th's bucket nothing is selected: their next rank is K, one past the last.
     next.iter_mut().skip(cut.key + 1).for_each(|rank| *rank = k as u32);
-    place(seq, flip, k, buffer, &mut next, |key| key as usize, |_| true);
+    place(seq, flip, k, buffer, &mut next, |_| true);
     report(buffer.get(..k).unwrap_or_default(), emit);
 }
 
 /// Places every element that `selected` takes and whose bucket's next rank is below K at that rank
-/// (`buffer[rank]`), and advances the rank: a stable counting sort by `bucket(key)`. Branch-free: an
+/// (`buffer[rank]`), and advances the rank: a stable counting sort by the key's low byte. Branch-free: an
 /// element not placed is written to `buffer[k]`, the spare slot (there is one unless K = n, when every
 /// element is placed), and advances nothing.
 #[inline(always)]
@@ -97,12 +96,11 @@ fn place<T: Element, E: Entry>(
     k: usize,
     buffer: &mut [E],
     next: &mut [u32; BUCKETS],
-    bucket: impl Fn(u64) -> usize,
     mut selected: impl FnMut(u64) -> bool,
 ) {
     let k = k as u32;
     each_key(seq, flip, |position, key| {
-        let next = &mut next[bucket(key) & 0xFF];
+        let next = &mut next[key as usize & 0xFF];
         let placed = (*next < k) & selected(key);
         let rank = if placed { *next } else { k };
         if let Some(slot) = buffer.get_mut(rank as usize) {
@@ -147,7 +145,7 @@ fn halfwords<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, b
         taken += u32::from(tie);
         key < kth as u64 || tie
     };
-    place(seq, flip, k, buffer, below, |key| key as usize, selected);
+    place(seq, flip, k, buffer, below, selected);
     // Gathered in (low byte, position) order; a stable pass by high byte makes it (key, position).
     if let Some(count) = high.get_mut(top.key) {
         *count = top.quota;

@@ -80,7 +80,7 @@ pub(crate) fn select<V32: Vector, V64: Vector, T: Element, E: Entry>(
         // (1024 f32, K = 512: 7.5 to 6.5 ms for 1024 rows); the filter's own filling is one element at a
         // time, which kept its block loop 5-8% faster on long rows than a bulk fill inside it did.
         let mut candidates = Candidates::new(buffer, k);
-        candidates.fill(row, 0, flip);
+        candidates.fill(row, flip);
         return candidates.report(emit);
     }
     if size_of::<T>() == 8 {
