@@ -7,8 +7,39 @@
 //! against the threshold in bulk and push only the survivors; before the first compaction they push
 //! everything (the buffer is filling, and 64-bit keys have no "accept all" value to compare against).
 
+use core::marker::PhantomData;
+
 use crate::element::{Element, ordered_key};
 use crate::entry::Entry;
+
+/// How a buffer puts its best entries first: `core`'s selection and sort ([`CoreSort`]), or an engine's
+/// sorting network (`arch::generic::network`).
+pub(crate) trait Sorter {
+    /// Puts the `k` smallest entries first with the `k`-th smallest at `k - 1` (`1 <= k <= len`), and
+    /// says whether those `k` are also in order.
+    fn select<E: Entry>(entries: &mut [E], k: usize) -> bool;
+    /// Puts the `k` smallest entries first, in order (`1 <= k <= len`).
+    fn sort<E: Entry>(entries: &mut [E], k: usize);
+}
+
+/// `core`'s introselect and pattern-defeating quicksort: O(n) selection, O(K log K) sort, any entry.
+pub(crate) struct CoreSort;
+
+impl Sorter for CoreSort {
+    fn select<E: Entry>(entries: &mut [E], k: usize) -> bool {
+        if let Some(rank) = k.checked_sub(1).filter(|&rank| rank < entries.len()) {
+            entries.select_nth_unstable(rank);
+        }
+        false
+    }
+
+    fn sort<E: Entry>(entries: &mut [E], k: usize) {
+        CoreSort::select(entries, k);
+        if let Some(best) = entries.get_mut(..k) {
+            best.sort_unstable();
+        }
+    }
+}
 
 /// Candidates the buffer needs for a sequence of `len` with `k` selected: `min(len, 2k)`.
 ///
@@ -18,18 +49,30 @@ pub(crate) fn capacity(len: usize, k: usize) -> usize {
     len.min(k.saturating_mul(2))
 }
 
-pub(crate) struct Candidates<'s, E> {
+pub(crate) struct Candidates<'s, E, S = CoreSort> {
     buffer: &'s mut [E],
     len: usize,
     k: usize,
     threshold: u64,
     filtering: bool,
+    /// Whether `buffer[..len]` is in order (after a compaction by a sorting `S`, until the next push).
+    sorted: bool,
+    sorter: PhantomData<S>,
 }
 
 impl<'s, E: Entry> Candidates<'s, E> {
-    /// An empty buffer selecting `k >= 1`; `buffer` has `capacity(n, k)` entries for the sequence fed.
+    /// An empty buffer selecting `k >= 1` with `core`'s sort; `buffer` has `capacity(n, k)` entries for
+    /// the sequence fed.
     #[inline]
     pub(crate) fn new(buffer: &'s mut [E], k: usize) -> Self {
+        Candidates::sorted_by(buffer, k)
+    }
+}
+
+impl<'s, E: Entry, S: Sorter> Candidates<'s, E, S> {
+    /// An empty buffer selecting `k >= 1` that orders its entries with `S`.
+    #[inline]
+    pub(crate) fn sorted_by(buffer: &'s mut [E], k: usize) -> Self {
         debug_assert!(k >= 1 && buffer.len() >= k, "k {k} capacity {}", buffer.len());
         Candidates {
             buffer,
@@ -37,6 +80,8 @@ impl<'s, E: Entry> Candidates<'s, E> {
             k,
             threshold: u64::MAX,
             filtering: false,
+            sorted: false,
+            sorter: PhantomData,
         }
     }
 
@@ -60,6 +105,7 @@ impl<'s, E: Entry> Candidates<'s, E> {
         if let Some(slot) = self.buffer.get_mut(self.len) {
             *slot = E::new(key, position);
             self.len += 1;
+            self.sorted = false;
         }
         if self.len == self.buffer.len() && self.len > self.k {
             self.compact();
@@ -84,8 +130,9 @@ impl<'s, E: Entry> Candidates<'s, E> {
     /// Keeps the best K entries and lowers the threshold to the K-th one's key.
     #[inline(never)]
     fn compact(&mut self) {
-        let (_, kth, _) = self.buffer[..self.len].select_nth_unstable(self.k - 1);
-        self.threshold = kth.key();
+        let kept = &mut self.buffer[..self.len];
+        self.sorted = S::select(kept, self.k);
+        self.threshold = kept[self.k - 1].key();
         self.filtering = true;
         self.len = self.k;
     }
@@ -94,12 +141,10 @@ impl<'s, E: Entry> Candidates<'s, E> {
     pub(crate) fn finish(self) -> &'s [E] {
         let kept = &mut self.buffer[..self.len];
         let k = self.k.min(kept.len());
-        if kept.len() > k {
-            kept.select_nth_unstable(k - 1);
+        if !self.sorted {
+            S::sort(kept, k);
         }
-        let best = &mut kept[..k];
-        best.sort_unstable();
-        best
+        &kept[..k]
     }
 }
 

@@ -14,6 +14,8 @@ pub(crate) trait Entry: Copy + Ord {
     fn from_words(words: &mut [u64]) -> &mut [Self];
     /// The entry no other is above: all ones (a real entry can only equal it, and is then the same).
     const LAST: Self;
+    /// The entries as plain words, if each is one (what the sorting networks take).
+    fn packed(entries: &mut [Self]) -> Option<&mut [u64]>;
 }
 
 impl Entry for u64 {
@@ -38,6 +40,9 @@ impl Entry for u64 {
     fn from_words(words: &mut [u64]) -> &mut [Self] {
         words
     }
+    fn packed(entries: &mut [Self]) -> Option<&mut [u64]> {
+        Some(entries)
+    }
 }
 
 impl Entry for [u64; 2] {
@@ -57,6 +62,9 @@ impl Entry for [u64; 2] {
     }
     fn from_words(words: &mut [u64]) -> &mut [Self] {
         words.as_chunks_mut::<2>().0
+    }
+    fn packed(_: &mut [Self]) -> Option<&mut [u64]> {
+        None
     }
 }
 

@@ -64,4 +64,28 @@ pub(crate) trait Vector: Copy {
     fn bits(mask: Self::Mask) -> u64;
     /// The lanes, zero-extended, in the first `LANES` entries.
     fn lanes(self) -> [u64; MAX_LANES];
+
+    // What the sorting networks of `arch::generic::network` need.
+
+    /// Stores the `LANES` lanes at their own width (4 or 8 bytes each).
+    ///
+    /// # Safety
+    /// `ptr` is valid for writing `LANES` elements of `T` (no alignment needed), and `T` is the unsigned
+    /// integer of the lane's width.
+    unsafe fn store<T>(self, ptr: *mut T);
+    /// Lane `i` holds `i`.
+    fn iota() -> Self;
+    /// Lane `i` of the result is lane `i ^ m` of `self` (`m < LANES`; a constant after inlining, so that
+    /// the ISA can pick a fixed shuffle).
+    fn exchange(self, m: usize) -> Self;
+    /// Lane-wise unsigned minimum.
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        Self::select(self.gt(other), other, self)
+    }
+    /// Lane-wise unsigned maximum.
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        Self::select(self.gt(other), self, other)
+    }
 }

@@ -83,6 +83,24 @@ impl Engine {
         }
     }
 
+    /// Sorts packed entries so that the first `k` are the smallest, in order, as this engine's candidate
+    /// buffers do (the scalar engine with `core`'s sort, the others with their sorting network).
+    #[cfg(test)]
+    pub(crate) fn sort_packed(self, entries: &mut [u64], k: usize) {
+        use crate::candidates::{CoreSort, Sorter};
+        use generic::network::SortPacked;
+        match self {
+            Engine::Scalar => CoreSort::sort(entries, k),
+            Engine::Portable => all::portable::Lanes::<u64, 4>::sort_packed(entries, k),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx2(token) => token.sort_packed(entries, k),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx512(token) => token.sort_packed(entries, k),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+            Engine::Neon(token) => token.sort_packed(entries, k),
+        }
+    }
+
     /// Whether [`select_side`](Self::select_side) can ever take sequences (the SIMD engines).
     pub(crate) fn has_sides(self) -> bool {
         !matches!(self, Engine::Scalar)

@@ -4,6 +4,7 @@
 use core::arch::aarch64::*;
 
 use crate::arch::generic;
+use crate::arch::generic::network::{self, SortPacked};
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -30,6 +31,12 @@ impl Neon {
     ) {
         // SAFETY: the token exists, so the target has NEON.
         unsafe { select(seq, k, flip, buffer, emit) }
+    }
+
+    /// The sorting network on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn sort_packed(self, entries: &mut [u64], k: usize) {
+        <U64x2 as SortPacked>::sort_packed(entries, k);
     }
 
     /// Neighbouring sequences side by side on NEON lanes. Same contract as `arch::Engine::select_side`.
@@ -79,6 +86,33 @@ struct U32x4(uint32x4_t);
 impl Vector for U32x4 {
     const LANES: usize = 4;
     type Mask = uint32x4_t;
+
+    #[inline(always)]
+    unsafe fn store<T>(self, ptr: *mut T) {
+        // SAFETY: NEON is present (module invariant); the caller guarantees 16 writable bytes.
+        unsafe { vst1q_u32(ptr.cast(), self.0) }
+    }
+    #[inline(always)]
+    fn iota() -> Self {
+        let lanes = [0u32, 1, 2, 3];
+        // SAFETY: NEON is present (module invariant); `lanes` is 16 readable bytes.
+        U32x4(unsafe { vld1q_u32(lanes.as_ptr()) })
+    }
+    #[inline(always)]
+    fn exchange(self, m: usize) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vreinterpretq_u32_u8(vqtbl1q_u8(vreinterpretq_u8_u32(self.0), byte_exchange(4 * m))) })
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vminq_u32(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vmaxq_u32(self.0, other.0) })
+    }
 
     #[inline(always)]
     unsafe fn load<T>(ptr: *const T) -> Self {
@@ -179,12 +213,46 @@ impl Vector for U32x4 {
     }
 }
 
+impl SortPacked for U64x2 {
+    fn sort_packed(entries: &mut [u64], k: usize) {
+        // SAFETY: a U64x2 exists only where NEON is present (module invariant).
+        unsafe { sort_packed(entries, k) }
+    }
+}
+
+/// The sorting network on NEON lanes, compiled once.
+///
+/// # Safety
+/// The CPU has NEON.
+#[inline(never)]
+#[target_feature(enable = "neon")]
+unsafe fn sort_packed(entries: &mut [u64], k: usize) {
+    network::sort::<U64x2>(entries, k);
+}
+
 #[derive(Clone, Copy)]
 struct U64x2(uint64x2_t);
 
 impl Vector for U64x2 {
     const LANES: usize = 2;
     type Mask = uint64x2_t;
+
+    #[inline(always)]
+    unsafe fn store<T>(self, ptr: *mut T) {
+        // SAFETY: NEON is present (module invariant); the caller guarantees 16 writable bytes.
+        unsafe { vst1q_u64(ptr.cast(), self.0) }
+    }
+    #[inline(always)]
+    fn iota() -> Self {
+        let lanes = [0u64, 1];
+        // SAFETY: NEON is present (module invariant); `lanes` is 16 readable bytes.
+        U64x2(unsafe { vld1q_u64(lanes.as_ptr()) })
+    }
+    #[inline(always)]
+    fn exchange(self, m: usize) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U64x2(unsafe { vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(self.0), byte_exchange(8 * m))) })
+    }
 
     #[inline(always)]
     unsafe fn load<T>(ptr: *const T) -> Self {
@@ -273,4 +341,12 @@ impl Vector for U64x2 {
         unsafe { vst1q_u64(out.as_mut_ptr(), self.0) };
         out
     }
+}
+
+/// The `vqtbl1q_u8` index that moves byte `i` to byte `i ^ m`: lane exchanges at any lane width.
+#[inline(always)]
+fn byte_exchange(m: usize) -> uint8x16_t {
+    let bytes: [u8; 16] = core::array::from_fn(|i| (i ^ m) as u8);
+    // SAFETY: NEON is present (module invariant); `bytes` is 16 readable bytes.
+    unsafe { vld1q_u8(bytes.as_ptr()) }
 }

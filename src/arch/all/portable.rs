@@ -5,6 +5,7 @@
 //! and the baseline the SIMD engines are benchmarked against.
 
 use crate::arch::generic;
+use crate::arch::generic::network::{self, SortPacked};
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -29,6 +30,13 @@ pub(crate) fn select_side<T: Element, E: Entry>(
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
     generic::select_side::<Lanes<u32, 8>, Lanes<u64, 4>, T, E>(side, k, flip, emit)
+}
+
+impl SortPacked for Lanes<u64, 4> {
+    #[inline(never)]
+    fn sort_packed(entries: &mut [u64], k: usize) {
+        network::sort::<Self>(entries, k);
+    }
 }
 
 /// `N` lanes of `L`; masks are lanes of all ones or all zeros, as SIMD compares make them.
@@ -98,6 +106,32 @@ impl<L: Lane, const N: usize> Lanes<L, N> {
 impl<L: Lane, const N: usize> Vector for Lanes<L, N> {
     const LANES: usize = N;
     type Mask = Self;
+
+    #[inline(always)]
+    unsafe fn store<T>(self, ptr: *mut T) {
+        debug_assert_eq!(size_of::<T>(), size_of::<L>());
+        for (i, lane) in self.0.into_iter().enumerate() {
+            // SAFETY: the caller guarantees N writable elements of T, the lane type L itself.
+            unsafe { ptr.cast::<L>().add(i).write_unaligned(lane) };
+        }
+    }
+    #[inline(always)]
+    fn iota() -> Self {
+        Lanes(core::array::from_fn(|i| L::truncate(i as u64)))
+    }
+    #[inline(always)]
+    fn exchange(self, m: usize) -> Self {
+        // N is a power of two and m < N, so the mask changes nothing; it keeps the index provably in range.
+        Lanes(core::array::from_fn(|i| self.0[(i ^ m) & (N - 1)]))
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        self.zip(other, Ord::min)
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        self.zip(other, Ord::max)
+    }
 
     #[inline(always)]
     unsafe fn load<T>(ptr: *const T) -> Self {

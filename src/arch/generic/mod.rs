@@ -32,10 +32,14 @@
 //!   `t + 1` as a second limit: about one element in 64 still passes instead of every one.
 //!   Measured on 1M ascending f32, K = 100: see BENCHMARKS.md.
 
+pub(crate) mod network;
+
 use core::mem::size_of;
 
+use network::{Network, SortPacked};
+
 use crate::arch::scalar;
-use crate::candidates::Candidates;
+use crate::candidates::{Candidates, Sorter};
 use crate::element::{Element, Key, ordered_key};
 use crate::entry::{Emit, Entry, report};
 use crate::topk::{Sequence, Side};
@@ -63,9 +67,10 @@ const HALF_FLOAT: u8 = 4;
 
 /// Selects with the block filter when the row is contiguous, with the scalar engine otherwise.
 ///
-/// `V32` serves 8-, 16- and 32-bit elements, `V64` 64-bit ones. Same contract as [`scalar::select`].
+/// `V32` serves 8-, 16- and 32-bit elements, `V64` 64-bit ones, and its network orders the candidates.
+/// Same contract as [`scalar::select`].
 #[inline(always)]
-pub(crate) fn select<V32: Vector, V64: Vector, T: Element, E: Entry>(
+pub(crate) fn select<V32: Vector, V64: Vector + SortPacked, T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
     flip: u64,
@@ -79,34 +84,40 @@ pub(crate) fn select<V32: Vector, V64: Vector, T: Element, E: Entry>(
         // K at least half the row: nothing to filter, every element is a candidate. Filled in bulk
         // (1024 f32, K = 512: 7.5 to 6.5 ms for 1024 rows); the filter's own filling is one element at a
         // time, which kept its block loop 5-8% faster on long rows than a bulk fill inside it did.
-        let mut candidates = Candidates::new(buffer, k);
+        let mut candidates = Candidates::<E, Network<V64>>::sorted_by(buffer, k);
         candidates.fill(row, flip);
         return candidates.report(emit);
     }
     if size_of::<T>() == 8 {
-        by_kind::<V64, T, E>(row, k, flip, buffer, emit);
+        by_kind::<V64, Network<V64>, T, E>(row, k, flip, buffer, emit);
     } else {
-        by_kind::<V32, T, E>(row, k, flip, buffer, emit);
+        by_kind::<V32, Network<V64>, T, E>(row, k, flip, buffer, emit);
     }
 }
 
 #[inline(always)]
-fn by_kind<V: Vector, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E], emit: &mut Emit<'_>) {
+fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    buffer: &mut [E],
+    emit: &mut Emit<'_>,
+) {
     let map = KeyMap::of::<T>();
     match map.kind {
-        UNSIGNED => filter_row::<V, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
-        SIGNED => filter_row::<V, T, E, SIGNED>(row, k, flip, &map, buffer, emit),
-        FLOAT if size_of::<T>() >= 4 => filter_row::<V, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
+        UNSIGNED => filter_row::<V, S, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
+        SIGNED => filter_row::<V, S, T, E, SIGNED>(row, k, flip, &map, buffer, emit),
+        FLOAT if size_of::<T>() >= 4 => filter_row::<V, S, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
         FLOAT if V::CONVERTS_HALF && map.infinity == F16_INFINITY => {
-            filter_row::<V, T, E, HALF_FLOAT>(row, k, flip, &map, buffer, emit)
+            filter_row::<V, S, T, E, HALF_FLOAT>(row, k, flip, &map, buffer, emit)
         }
-        _ => filter_row::<V, T, E, FLOAT>(row, k, flip, &map, buffer, emit),
+        _ => filter_row::<V, S, T, E, FLOAT>(row, k, flip, &map, buffer, emit),
     }
 }
 
 /// The filter, with one restart from a sampled bound if the first pass bails out.
 #[inline(always)]
-fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
+fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
@@ -118,15 +129,15 @@ fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
     // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
     let cap_of = |bound: u64| (bound < map.ones).then(|| bound + 1);
     let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
-    if pass::<V, T, E, KIND>(row, k, flip, map, prefix_cap, may_bail, buffer, emit) {
+    if pass::<V, S, T, E, KIND>(row, k, flip, map, prefix_cap, may_bail, buffer, emit) {
         return;
     }
-    let sample_cap = cap_of(sample_bound(row, k, flip, buffer));
+    let sample_cap = cap_of(sample_bound::<S, T, E>(row, k, flip, buffer));
     let cap = match (prefix_cap, sample_cap) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let done = pass::<V, T, E, KIND>(row, k, flip, map, cap, false, buffer, emit);
+    let done = pass::<V, S, T, E, KIND>(row, k, flip, map, cap, false, buffer, emit);
     debug_assert!(done, "a pass that may not bail finishes");
 }
 
@@ -134,7 +145,7 @@ fn filter_row<V: Vector, T: Element, E: Entry, const KIND: u8>(
 /// otherwise.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
-fn pass<V: Vector, T: Element, E: Entry, const KIND: u8>(
+fn pass<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
@@ -147,8 +158,8 @@ fn pass<V: Vector, T: Element, E: Entry, const KIND: u8>(
     if k <= SMALL_K {
         filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, may_bail, Sorted::new(k), emit)
     } else {
-        let candidates = Candidates::new(buffer, k);
-        filter::<V, T, Candidates<'_, E>, KIND>(row, k, flip, map, cap, may_bail, candidates, emit)
+        let candidates = Candidates::<E, S>::sorted_by(buffer, k);
+        filter::<V, T, Candidates<'_, E, S>, KIND>(row, k, flip, map, cap, may_bail, candidates, emit)
     }
 }
 
@@ -193,30 +204,19 @@ fn prefix_bound<V: Vector, T: Element, const KIND: u8>(row: &[T], k: usize, flip
             *minimum = V::select(key.lt(*minimum), key, *minimum);
         }
     }
-    // The K-th smallest minimum: the smallest m with at least K minima <= m (counted lane-wise, no sort).
-    let mut bound = u64::MAX;
-    for minimum in &minima[..vectors] {
-        for &m in minimum.lanes().iter().take(V::LANES) {
-            let splat = V::splat(m);
-            let above: u32 = minima[..vectors]
-                .iter()
-                .map(|x| V::bits(x.gt(splat)).count_ones())
-                .sum();
-            let at_most = groups - above as usize;
-            bound = if at_most >= k { bound.min(m) } else { bound };
-        }
-    }
-    Some(bound)
+    // The K-th smallest minimum, by a sorting network on the minima (one vector of 16 on AVX-512: 10
+    // steps, where counting each minimum's rank took 16 broadcasts, compares and popcounts).
+    Some(network::kth_smallest(&minima, vectors, k))
 }
 
 /// The K-th best key among `SAMPLE_RATIO · k` evenly spaced elements of `row`.
 ///
 /// At least K elements of the row have a key at most this, so no element with a larger key is among
 /// the row's first K.
-fn sample_bound<T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E]) -> u64 {
+fn sample_bound<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E]) -> u64 {
     let samples = (k * SAMPLE_RATIO).min(row.len());
     let step = row.len() / samples;
-    let mut candidates = Candidates::new(buffer, k);
+    let mut candidates = Candidates::<E, S>::sorted_by(buffer, k);
     for position in (0..samples).map(|i| i * step) {
         offer(&mut candidates, ordered_key(row[position], flip), position, None);
     }
@@ -493,7 +493,7 @@ trait Pool {
     fn report(self, emit: &mut Emit<'_>);
 }
 
-impl<E: Entry> Pool for Candidates<'_, E> {
+impl<E: Entry, S: Sorter> Pool for Candidates<'_, E, S> {
     #[inline(always)]
     fn push(&mut self, key: u64, position: usize) {
         Candidates::push(self, key, position);

@@ -5,6 +5,7 @@
 use core::arch::x86_64::*;
 
 use crate::arch::generic;
+use crate::arch::generic::network::{self, SortPacked};
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -31,6 +32,12 @@ impl Avx2 {
     ) {
         // SAFETY: the token exists, so the CPU has AVX2, F16C and POPCNT.
         unsafe { select(seq, k, flip, buffer, emit) }
+    }
+
+    /// The sorting network on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn sort_packed(self, entries: &mut [u64], k: usize) {
+        <U64x4 as SortPacked>::sort_packed(entries, k);
     }
 
     /// Neighbouring sequences side by side on AVX2 lanes. Same contract as `arch::Engine::select_side`.
@@ -80,6 +87,33 @@ struct U32x8(__m256i);
 impl Vector for U32x8 {
     const LANES: usize = 8;
     type Mask = __m256i;
+
+    #[inline(always)]
+    unsafe fn store<T>(self, ptr: *mut T) {
+        // SAFETY: AVX2 is present (module invariant); the caller guarantees 32 writable bytes.
+        unsafe { _mm256_storeu_si256(ptr.cast(), self.0) }
+    }
+    #[inline(always)]
+    fn iota() -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7) })
+    }
+    #[inline(always)]
+    fn exchange(self, m: usize) -> Self {
+        let index = Self::iota().xor(Self::splat(m as u64));
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_permutevar8x32_epi32(self.0, index.0) })
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_min_epu32(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_max_epu32(self.0, other.0) })
+    }
 
     #[inline(always)]
     unsafe fn load<T>(ptr: *const T) -> Self {
@@ -192,12 +226,47 @@ impl Vector for U32x8 {
     }
 }
 
+impl SortPacked for U64x4 {
+    fn sort_packed(entries: &mut [u64], k: usize) {
+        // SAFETY: a U64x4 exists only where AVX2 is present (module invariant).
+        unsafe { sort_packed(entries, k) }
+    }
+}
+
+/// The sorting network on AVX2 lanes, compiled once.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2")]
+unsafe fn sort_packed(entries: &mut [u64], k: usize) {
+    network::sort::<U64x4>(entries, k);
+}
+
 #[derive(Clone, Copy)]
 struct U64x4(__m256i);
 
 impl Vector for U64x4 {
     const LANES: usize = 4;
     type Mask = __m256i;
+
+    #[inline(always)]
+    unsafe fn store<T>(self, ptr: *mut T) {
+        // SAFETY: AVX2 is present (module invariant); the caller guarantees 32 writable bytes.
+        unsafe { _mm256_storeu_si256(ptr.cast(), self.0) }
+    }
+    #[inline(always)]
+    fn iota() -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe { _mm256_setr_epi64x(0, 1, 2, 3) })
+    }
+    #[inline(always)]
+    fn exchange(self, m: usize) -> Self {
+        // Moved as pairs of 32-bit lanes: 32-bit lane j takes lane j ^ 2m.
+        let index = U32x8::iota().xor(U32x8::splat(2 * m as u64));
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe { _mm256_permutevar8x32_epi32(self.0, index.0) })
+    }
 
     #[inline(always)]
     unsafe fn load<T>(ptr: *const T) -> Self {

@@ -6,6 +6,7 @@
 use core::arch::x86_64::*;
 
 use crate::arch::generic;
+use crate::arch::generic::network::{self, SortPacked};
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -32,6 +33,12 @@ impl Avx512 {
     ) {
         // SAFETY: the token exists, so the CPU has AVX-512F and POPCNT.
         unsafe { select(seq, k, flip, buffer, emit) }
+    }
+
+    /// The sorting network on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn sort_packed(self, entries: &mut [u64], k: usize) {
+        <U64x8 as SortPacked>::sort_packed(entries, k);
     }
 
     /// Neighbouring sequences side by side on AVX-512F lanes. Same contract as `arch::Engine::select_side`.
@@ -81,6 +88,33 @@ struct U32x16(__m512i);
 impl Vector for U32x16 {
     const LANES: usize = 16;
     type Mask = __mmask16;
+
+    #[inline(always)]
+    unsafe fn store<T>(self, ptr: *mut T) {
+        // SAFETY: AVX-512F is present (module invariant); the caller guarantees 64 writable bytes.
+        unsafe { _mm512_storeu_si512(ptr.cast(), self.0) }
+    }
+    #[inline(always)]
+    fn iota() -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0) })
+    }
+    #[inline(always)]
+    fn exchange(self, m: usize) -> Self {
+        let index = Self::iota().xor(Self::splat(m as u64));
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_permutexvar_epi32(index.0, self.0) })
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_min_epu32(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_max_epu32(self.0, other.0) })
+    }
 
     #[inline(always)]
     unsafe fn load<T>(ptr: *const T) -> Self {
@@ -175,12 +209,56 @@ impl Vector for U32x16 {
     }
 }
 
+impl SortPacked for U64x8 {
+    fn sort_packed(entries: &mut [u64], k: usize) {
+        // SAFETY: a U64x8 exists only where AVX-512F is present (module invariant).
+        unsafe { sort_packed(entries, k) }
+    }
+}
+
+/// The sorting network on AVX-512F lanes, compiled once.
+///
+/// # Safety
+/// The CPU has AVX-512F.
+#[inline(never)]
+#[target_feature(enable = "avx512f")]
+unsafe fn sort_packed(entries: &mut [u64], k: usize) {
+    network::sort::<U64x8>(entries, k);
+}
+
 #[derive(Clone, Copy)]
 struct U64x8(__m512i);
 
 impl Vector for U64x8 {
     const LANES: usize = 8;
     type Mask = __mmask8;
+
+    #[inline(always)]
+    unsafe fn store<T>(self, ptr: *mut T) {
+        // SAFETY: AVX-512F is present (module invariant); the caller guarantees 64 writable bytes.
+        unsafe { _mm512_storeu_si512(ptr.cast(), self.0) }
+    }
+    #[inline(always)]
+    fn iota() -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0) })
+    }
+    #[inline(always)]
+    fn exchange(self, m: usize) -> Self {
+        let index = Self::iota().xor(Self::splat(m as u64));
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_permutexvar_epi64(index.0, self.0) })
+    }
+    #[inline(always)]
+    fn min(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_min_epu64(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn max(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_max_epu64(self.0, other.0) })
+    }
 
     #[inline(always)]
     unsafe fn load<T>(ptr: *const T) -> Self {
