@@ -15,6 +15,9 @@ use crate::entry::Entry;
 /// How a buffer puts its best entries first: `core`'s selection and sort ([`CoreSort`]), or an engine's
 /// sorting network (`arch::generic::network`).
 pub(crate) trait Sorter {
+    /// Whether this is a sorting network, whose sorts of a few dozen entries cost less than keeping a
+    /// sorted pool: rows short enough are then collected whole and sorted once (`arch::generic`).
+    const NETWORK: bool = false;
     /// Puts the `k` smallest entries first with the `k`-th smallest at `k - 1` (`1 <= k <= len`), and
     /// says whether those `k` are also in order.
     fn select<E: Entry>(entries: &mut [E], k: usize) -> bool;

@@ -212,7 +212,9 @@ fn sweep<T: Bits>(seed: u64) {
     for &n in &small {
         for pattern in PATTERNS {
             let data = make::<T>(&mut rng, n, pattern);
-            let ks = [1, 2, 3, n / 16, n / 2, n];
+            // 8 and 16: the sorted pool's two sizes, and the short-row path's (rows of up to 512 collected
+            // below the prefix bound, more than 64 of them given back to the filter on ties).
+            let ks = [1, 2, 3, 8, 16, n / 16, n / 2, n];
             for k in ks.into_iter().filter(|&k| (1..=n).contains(&k)) {
                 let direction = if rng.below(2) == 0 {
                     Direction::Decreasing

@@ -83,22 +83,21 @@ impl Engine {
         }
     }
 
-    /// Sorts packed entries so that the first `k` are the smallest, in order, as this engine's candidate
-    /// buffers do (the scalar engine with `core`'s sort, the others with their sorting network).
+    /// Runs the sorting network on this engine's 64-bit lanes (`None` for the scalar engine, which has
+    /// none): the first `k` of `entries` become the smallest, in order.
     #[cfg(test)]
-    pub(crate) fn sort_packed(self, entries: &mut [u64], k: usize) {
-        use crate::candidates::{CoreSort, Sorter};
-        use generic::network::SortPacked;
+    pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) -> Option<()> {
         match self {
-            Engine::Scalar => CoreSort::sort(entries, k),
-            Engine::Portable => all::portable::Lanes::<u64, 4>::sort_packed(entries, k),
+            Engine::Scalar => return None,
+            Engine::Portable => generic::network::sort::<all::portable::Lanes<u64, 4>>(entries, k),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx2(token) => token.sort_packed(entries, k),
+            Engine::Avx2(token) => token.network_sort(entries, k),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx512(token) => token.sort_packed(entries, k),
+            Engine::Avx512(token) => token.network_sort(entries, k),
             #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Engine::Neon(token) => token.sort_packed(entries, k),
+            Engine::Neon(token) => token.network_sort(entries, k),
         }
+        Some(())
     }
 
     /// Whether [`select_side`](Self::select_side) can ever take sequences (the SIMD engines).

@@ -4,7 +4,9 @@
 use core::arch::aarch64::*;
 
 use crate::arch::generic;
-use crate::arch::generic::network::{self, SortPacked};
+#[cfg(test)]
+use crate::arch::generic::network;
+use crate::candidates::CoreSort;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -35,8 +37,9 @@ impl Neon {
 
     /// The sorting network on these lanes (tests reach it through `arch::Engine`).
     #[cfg(test)]
-    pub(crate) fn sort_packed(self, entries: &mut [u64], k: usize) {
-        <U64x2 as SortPacked>::sort_packed(entries, k);
+    pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
+        // SAFETY: the token exists, so the CPU has NEON.
+        unsafe { network_sort(entries, k) }
     }
 
     /// Neighbouring sequences side by side on NEON lanes. Same contract as `arch::Engine::select_side`.
@@ -74,7 +77,7 @@ unsafe fn select<T: Element, E: Entry>(
     buffer: &mut [E],
     emit: &mut Emit<'_>,
 ) {
-    generic::select::<U32x4, U64x2, T, E>(seq, k, flip, buffer, emit);
+    generic::select::<U32x4, U64x2, CoreSort, T, E>(seq, k, flip, buffer, emit);
 }
 
 // The vectors below are only created inside `select` and `select_side` above, which run only where NEON is
@@ -213,20 +216,15 @@ impl Vector for U32x4 {
     }
 }
 
-impl SortPacked for U64x2 {
-    fn sort_packed(entries: &mut [u64], k: usize) {
-        // SAFETY: a U64x2 exists only where NEON is present (module invariant).
-        unsafe { sort_packed(entries, k) }
-    }
-}
-
-/// The sorting network on NEON lanes, compiled once.
+/// The sorting network on NEON lanes, for its tests: candidates are ordered by `core`'s sort on this
+/// engine, which beat the network on two 64-bit lanes without an unsigned 64-bit minimum (see
+/// `network::Network`).
 ///
 /// # Safety
 /// The CPU has NEON.
-#[inline(never)]
+#[cfg(test)]
 #[target_feature(enable = "neon")]
-unsafe fn sort_packed(entries: &mut [u64], k: usize) {
+unsafe fn network_sort(entries: &mut [u64], k: usize) {
     network::sort::<U64x2>(entries, k);
 }
 

@@ -5,7 +5,7 @@
 //! and the baseline the SIMD engines are benchmarked against.
 
 use crate::arch::generic;
-use crate::arch::generic::network::{self, SortPacked};
+use crate::candidates::CoreSort;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -19,7 +19,8 @@ pub(crate) fn select<T: Element, E: Entry>(
     buffer: &mut [E],
     emit: &mut Emit<'_>,
 ) {
-    generic::select::<Lanes<u32, 8>, Lanes<u64, 4>, T, E>(seq, k, flip, buffer, emit);
+    // Candidates ordered by `core`'s sort: the network lost to it on these lanes (see `network::Network`).
+    generic::select::<Lanes<u32, 8>, Lanes<u64, 4>, CoreSort, T, E>(seq, k, flip, buffer, emit);
 }
 
 /// Neighbouring sequences side by side on portable lanes. Same contract as `arch::Engine::select_side`.
@@ -30,13 +31,6 @@ pub(crate) fn select_side<T: Element, E: Entry>(
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
     generic::select_side::<Lanes<u32, 8>, Lanes<u64, 4>, T, E>(side, k, flip, emit)
-}
-
-impl SortPacked for Lanes<u64, 4> {
-    #[inline(never)]
-    fn sort_packed(entries: &mut [u64], k: usize) {
-        network::sort::<Self>(entries, k);
-    }
 }
 
 /// `N` lanes of `L`; masks are lanes of all ones or all zeros, as SIMD compares make them.

@@ -36,8 +36,6 @@ pub(crate) mod network;
 
 use core::mem::size_of;
 
-use network::{Network, SortPacked};
-
 use crate::arch::scalar;
 use crate::candidates::{Candidates, Sorter};
 use crate::element::{Element, Key, ordered_key};
@@ -67,10 +65,10 @@ const HALF_FLOAT: u8 = 4;
 
 /// Selects with the block filter when the row is contiguous, with the scalar engine otherwise.
 ///
-/// `V32` serves 8-, 16- and 32-bit elements, `V64` 64-bit ones, and its network orders the candidates.
-/// Same contract as [`scalar::select`].
+/// `V32` serves 8-, 16- and 32-bit elements, `V64` 64-bit ones; `S` orders the candidates (the network
+/// where it pays, see [`network::Network`]). Same contract as [`scalar::select`].
 #[inline(always)]
-pub(crate) fn select<V32: Vector, V64: Vector + SortPacked, T: Element, E: Entry>(
+pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
     flip: u64,
@@ -84,14 +82,14 @@ pub(crate) fn select<V32: Vector, V64: Vector + SortPacked, T: Element, E: Entry
         // K at least half the row: nothing to filter, every element is a candidate. Filled in bulk
         // (1024 f32, K = 512: 7.5 to 6.5 ms for 1024 rows); the filter's own filling is one element at a
         // time, which kept its block loop 5-8% faster on long rows than a bulk fill inside it did.
-        let mut candidates = Candidates::<E, Network<V64>>::sorted_by(buffer, k);
+        let mut candidates = Candidates::<E, S>::sorted_by(buffer, k);
         candidates.fill(row, flip);
         return candidates.report(emit);
     }
     if size_of::<T>() == 8 {
-        by_kind::<V64, Network<V64>, T, E>(row, k, flip, buffer, emit);
+        by_kind::<V64, S, T, E>(row, k, flip, buffer, emit);
     } else {
-        by_kind::<V32, Network<V64>, T, E>(row, k, flip, buffer, emit);
+        by_kind::<V32, S, T, E>(row, k, flip, buffer, emit);
     }
 }
 
@@ -129,16 +127,22 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
     let cap_of = |bound: u64| (bound < map.ones).then(|| bound + 1);
     let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
-    if pass::<V, S, T, E, KIND>(row, k, flip, map, prefix_cap, may_bail, buffer, emit) {
+    if let Some(cap) = prefix_cap.filter(|_| S::NETWORK && row.len() <= PREFIX)
+        && short_row::<V, S, T, E, KIND>(row, k, flip, map, cap, emit)
+    {
         return;
     }
-    let sample_cap = cap_of(sample_bound::<S, T, E>(row, k, flip, buffer));
-    let cap = match (prefix_cap, sample_cap) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    let done = pass::<V, S, T, E, KIND>(row, k, flip, map, cap, false, buffer, emit);
-    debug_assert!(done, "a pass that may not bail finishes");
+    // At most two passes, from one call site: the filter inlined once (it is most of an engine's code).
+    let (mut cap, mut may_bail) = (prefix_cap, may_bail);
+    while !pass::<V, S, T, E, KIND>(row, k, flip, map, cap, may_bail, buffer, emit) {
+        let sample_cap = cap_of(sample_bound::<S, T, E>(row, k, flip, buffer));
+        cap = match (cap, sample_cap) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // A pass that may not bail finishes.
+        may_bail = false;
+    }
 }
 
 /// One pass of [`filter`] with the pool that suits K: the sorted array for small K, the candidate buffer
@@ -189,24 +193,100 @@ fn prefix_bound<V: Vector, T: Element, const KIND: u8>(row: &[T], k: usize, flip
         return None;
     }
     let lanes = Lanes::<V>::new(map, flip);
+    let load = |round: usize, v: usize| {
+        // SAFETY: round < rounds, so (round + 1) · groups <= row.len(), and the v-th vector of the round
+        // (v < vectors) ends there at the latest; T is one of the crate's element types, of the lane's
+        // width or less.
+        unsafe { V::load::<T>(row.as_ptr().add(round * groups + v * V::LANES)) }
+    };
     let mut minima = [V::splat(u64::MAX); UNROLL];
     for round in 0..rounds {
         for (v, minimum) in minima.iter_mut().enumerate().take(vectors) {
-            // SAFETY: (round + 1) · groups <= row.len(), and the v-th vector of the round ends there at
-            // the latest; T is one of the crate's element types, of the lane's width or less.
-            let raw = unsafe { V::load(row.as_ptr().add(round * groups + v * V::LANES)) };
-            // Keys in the lanes for every kind (f32/f64 too: a float compare cannot take a minimum of keys).
-            let key = if KIND == NATIVE_FLOAT || KIND == HALF_FLOAT {
-                keys::<V, FLOAT>(raw, &lanes)
-            } else {
-                keys::<V, KIND>(raw, &lanes)
+            // Keys in the lanes for every kind (f32/f64 too: a float compare cannot take a minimum of keys;
+            // IEEE compare-and-blend per vector was tried, and its latency chain cost more than the keys).
+            let key = match KIND {
+                NATIVE_FLOAT | HALF_FLOAT => keys::<V, FLOAT>(load(round, v), &lanes),
+                _ => keys::<V, KIND>(load(round, v), &lanes),
             };
-            *minimum = V::select(key.lt(*minimum), key, *minimum);
+            *minimum = key.min(*minimum);
         }
     }
     // The K-th smallest minimum, by a sorting network on the minima (one vector of 16 on AVX-512: 10
     // steps, where counting each minimum's rank took 16 broadcasts, compares and popcounts).
     Some(network::kth_smallest(&minima, vectors, k))
+}
+
+/// Elements below its cap the short-row path collects before it leaves the row to the filter.
+const SHORT_CAP: usize = 64;
+
+/// A row the prefix bound read whole, `cap` one above that bound: every element below `cap` collected
+/// in one pass, then ordered by the network. Returns false, having reported nothing, when more than
+/// `SHORT_CAP` are below it (ties with the bound; the filter's running threshold handles those).
+///
+/// ```text
+/// for each block: for each lane below cap: entries[count++] = (key, position)   // no pool to update
+/// sort entries[..count] by the network; report the first K
+/// ```
+/// The bound leaves about K + 3 elements of a random row of 256 with K = 8, so this is one compare per
+/// vector and a store per survivor, where the sorted pool spent a 16-slot insertion on each.
+#[inline(always)]
+fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    cap: u64,
+    emit: &mut Emit<'_>,
+) -> bool {
+    let n = row.len();
+    let block = V::LANES * UNROLL;
+    let mut entries = [E::LAST; SHORT_CAP];
+    let mut count = 0;
+    let mut collect = |position: usize, value: T| {
+        let key = ordered_key(value, flip);
+        // The lane test may pass more than the keys below cap (f16 and bf16 keyed in the lanes do not).
+        if key < cap {
+            let Some(slot) = entries.get_mut(count) else {
+                return false;
+            };
+            *slot = E::new(key, position);
+            count += 1;
+        }
+        true
+    };
+    if n < block {
+        for (position, &value) in row.iter().enumerate() {
+            if !collect(position, value) {
+                return false;
+            }
+        }
+    } else {
+        let lanes = Lanes::<V>::new(map, flip);
+        let prepared = Prepared::<V>::new::<KIND>(cap, flip, map);
+        let mut position = 0;
+        while position < n {
+            // The last block ends at the row's end, its lanes before `position` already seen.
+            let start = position.min(n - block);
+            // SAFETY: start <= n - block.
+            let mut bits =
+                unsafe { prepared.block_bits::<T, KIND>(row, start, &lanes) } & u64::MAX << (position - start);
+            while bits != 0 {
+                let p = start + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if !collect(p, row[p]) {
+                    return false;
+                }
+            }
+            position = start + block;
+        }
+    }
+    // The slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding.
+    let collected = entries
+        .get_mut(..count.next_multiple_of(MAX_LANES / 2))
+        .unwrap_or_default();
+    S::sort(collected, k);
+    report(collected.get(..k).unwrap_or_default(), emit);
+    true
 }
 
 /// The K-th best key among `SAMPLE_RATIO · k` evenly spaced elements of `row`.
@@ -298,37 +378,11 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
                 if prepared.key != key {
                     prepared = Prepared::new::<KIND>(key, flip, map);
                 }
-                let (limit, test) = (prepared.limit, prepared.test);
-                let mut masks = [V::eq(limit, limit); UNROLL];
-                for (u, mask) in masks.iter_mut().enumerate() {
-                    // SAFETY: start + block <= n (block = UNROLL·LANES), so the u-th vector of the block is
-                    // inside `row`; T is one of the crate's element types, of the lane's width or less.
-                    let raw = unsafe {
-                        let ptr = row.as_ptr().add(start + u * V::LANES);
-                        // HALF_FLOAT: T is f16 (2 bytes), and the vector converts it.
-                        if KIND == HALF_FLOAT {
-                            V::load_half(ptr.cast())
-                        } else {
-                            V::load(ptr)
-                        }
-                    };
-                    *mask = match KIND {
-                        NATIVE_FLOAT | HALF_FLOAT => match test {
-                            FloatTest::Less => raw.float_lt(limit),
-                            FloatTest::LessOrEqual => raw.float_le(limit),
-                            FloatTest::NotLessOrEqual => raw.float_nle(limit),
-                        },
-                        _ => keys::<V, KIND>(raw, &lanes).lt(limit),
-                    };
-                }
-                let any = masks.iter().fold(V::lt(limit, limit), |a, &b| V::or_mask(a, b));
-                if V::any(any) {
-                    let mut bits = 0u64;
-                    for (u, &mask) in masks.iter().enumerate() {
-                        bits |= V::bits(mask) << (u * V::LANES);
-                    }
+                // SAFETY: start + block <= n: `full`, or start = n - block (`n < block` broke out above).
+                let bits = unsafe { prepared.block_bits::<T, KIND>(row, start, &lanes) };
+                if bits != 0 {
                     // done < block <= 64.
-                    bits &= u64::MAX << done;
+                    let mut bits = bits & u64::MAX << done;
                     while bits != 0 {
                         let p = start + bits.trailing_zeros() as usize;
                         bits &= bits - 1;
@@ -590,6 +644,48 @@ struct Prepared<V> {
 }
 
 impl<V: Vector> Prepared<V> {
+    /// The lanes of the `UNROLL` vectors of `row` from `start` that pass the limit, as bits (lane `i`
+    /// of vector `u` is bit `u · LANES + i`); tested with one `any` before the bits are gathered.
+    ///
+    /// # Safety
+    /// `start + UNROLL · LANES <= row.len()`.
+    #[inline(always)]
+    unsafe fn block_bits<T: Element, const KIND: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> u64 {
+        debug_assert!(start + UNROLL * V::LANES <= row.len(), "{start} of {}", row.len());
+        let (limit, test) = (self.limit, self.test);
+        let mut masks = [V::eq(limit, limit); UNROLL];
+        for (u, mask) in masks.iter_mut().enumerate() {
+            // SAFETY: the u-th vector of the block ends at start + UNROLL · LANES at the latest, inside `row`
+            // (the caller's precondition); T is one of the crate's element types, of the lane's width or less.
+            let raw = unsafe {
+                let ptr = row.as_ptr().add(start + u * V::LANES);
+                // HALF_FLOAT: T is f16 (2 bytes), and the vector converts it.
+                if KIND == HALF_FLOAT {
+                    V::load_half(ptr.cast())
+                } else {
+                    V::load(ptr)
+                }
+            };
+            *mask = match KIND {
+                NATIVE_FLOAT | HALF_FLOAT => match test {
+                    FloatTest::Less => raw.float_lt(limit),
+                    FloatTest::LessOrEqual => raw.float_le(limit),
+                    FloatTest::NotLessOrEqual => raw.float_nle(limit),
+                },
+                _ => keys::<V, KIND>(raw, lanes).lt(limit),
+            };
+        }
+        let any = masks.iter().fold(V::lt(limit, limit), |a, &b| V::or_mask(a, b));
+        if !V::any(any) {
+            return 0;
+        }
+        let mut bits = 0u64;
+        for (u, &mask) in masks.iter().enumerate() {
+            bits |= V::bits(mask) << (u * V::LANES);
+        }
+        bits
+    }
+
     #[inline(always)]
     fn none() -> Self {
         Prepared {

@@ -5,7 +5,9 @@
 use core::arch::x86_64::*;
 
 use crate::arch::generic;
-use crate::arch::generic::network::{self, SortPacked};
+#[cfg(test)]
+use crate::arch::generic::network;
+use crate::candidates::CoreSort;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -36,8 +38,9 @@ impl Avx2 {
 
     /// The sorting network on these lanes (tests reach it through `arch::Engine`).
     #[cfg(test)]
-    pub(crate) fn sort_packed(self, entries: &mut [u64], k: usize) {
-        <U64x4 as SortPacked>::sort_packed(entries, k);
+    pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
+        // SAFETY: the token exists, so the CPU has AVX2.
+        unsafe { network_sort(entries, k) }
     }
 
     /// Neighbouring sequences side by side on AVX2 lanes. Same contract as `arch::Engine::select_side`.
@@ -75,7 +78,7 @@ unsafe fn select<T: Element, E: Entry>(
     buffer: &mut [E],
     emit: &mut Emit<'_>,
 ) {
-    generic::select::<U32x8, U64x4, T, E>(seq, k, flip, buffer, emit);
+    generic::select::<U32x8, U64x4, CoreSort, T, E>(seq, k, flip, buffer, emit);
 }
 
 // The vectors below are only created inside `select` and `select_side` above, which run only on a CPU with
@@ -226,20 +229,15 @@ impl Vector for U32x8 {
     }
 }
 
-impl SortPacked for U64x4 {
-    fn sort_packed(entries: &mut [u64], k: usize) {
-        // SAFETY: a U64x4 exists only where AVX2 is present (module invariant).
-        unsafe { sort_packed(entries, k) }
-    }
-}
-
-/// The sorting network on AVX2 lanes, compiled once.
+/// The sorting network on AVX2 lanes, for its tests: candidates are ordered by `core`'s sort on this
+/// engine, which beat the network on four 64-bit lanes without an unsigned 64-bit minimum (see
+/// `network::Network`).
 ///
 /// # Safety
 /// The CPU has AVX2.
-#[inline(never)]
+#[cfg(test)]
 #[target_feature(enable = "avx2")]
-unsafe fn sort_packed(entries: &mut [u64], k: usize) {
+unsafe fn network_sort(entries: &mut [u64], k: usize) {
     network::sort::<U64x4>(entries, k);
 }
 

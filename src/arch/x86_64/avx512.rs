@@ -6,7 +6,7 @@
 use core::arch::x86_64::*;
 
 use crate::arch::generic;
-use crate::arch::generic::network::{self, SortPacked};
+use crate::arch::generic::network::{self, Network, SortPacked};
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -37,7 +37,7 @@ impl Avx512 {
 
     /// The sorting network on these lanes (tests reach it through `arch::Engine`).
     #[cfg(test)]
-    pub(crate) fn sort_packed(self, entries: &mut [u64], k: usize) {
+    pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
         <U64x8 as SortPacked>::sort_packed(entries, k);
     }
 
@@ -76,7 +76,7 @@ unsafe fn select<T: Element, E: Entry>(
     buffer: &mut [E],
     emit: &mut Emit<'_>,
 ) {
-    generic::select::<U32x16, U64x8, T, E>(seq, k, flip, buffer, emit);
+    generic::select::<U32x16, U64x8, Network<U64x8>, T, E>(seq, k, flip, buffer, emit);
 }
 
 // The vectors below are only created inside `select` and `select_side` above, which run only on a CPU with
