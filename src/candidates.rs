@@ -95,6 +95,12 @@ impl<'s, E: Entry, S: Sorter> Candidates<'s, E, S> {
         self.filtering
     }
 
+    /// Whether K entries were pushed.
+    #[inline(always)]
+    pub(crate) fn holds_k(&self) -> bool {
+        self.filtering || self.len >= self.k
+    }
+
     /// The K-th best key so far: only keys strictly below it can still enter (once `filtering()`).
     #[inline(always)]
     pub(crate) fn threshold(&self) -> u64 {
