@@ -170,7 +170,8 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
             Stage::Estimate => (
                 row.get(..prefix).unwrap_or(row),
                 ESTIMATE,
-                None,
+                // The prefix bound of the row's first 512 elements holds for the prefix they start.
+                prefix_bound::<V, T, KIND>(row, ESTIMATE, flip, map).and_then(cap_of),
                 true,
                 false,
                 &mut record,
