@@ -65,6 +65,12 @@ pub(crate) trait Vector: Copy {
     /// The lanes, zero-extended, in the first `LANES` entries.
     fn lanes(self) -> [u64; MAX_LANES];
 
+    /// Whether the filter's hot paths are worth compiling in several copies (one per float test, two
+    /// blocks a branch, the guessed cap of long rows): true for SIMD registers. The portable lanes keep
+    /// one generic copy: they are what firmware links, and its flash budget is 32 KiB (the copies took
+    /// the firmware image from 30 to 55 KB).
+    const SPECIALIZE: bool = true;
+
     // What the sorting networks of `arch::generic::network` need.
 
     /// Stores the `LANES` lanes at their own width (4 or 8 bytes each).

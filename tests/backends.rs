@@ -317,11 +317,11 @@ fn long<T: Bits>(seed: u64) {
             check(&data, 5, true, k, direction);
         }
         if !cfg!(miri) {
-            // Rows of at least 256 K with K >= 24 first estimate a cap from their start: random rows take
-            // it, rows whose start holds the best (descending for `Decreasing`, ascending for
-            // `Increasing`) find fewer than K below it and run again without it.
+            // Rows of at least 256 K with K > 16 first guess a cap from their start: random rows keep it,
+            // rows whose start holds the best (descending for `Decreasing`, ascending for `Increasing`)
+            // find fewer than K below it and run again without it.
             for (k, direction) in [
-                (24, Direction::Decreasing),
+                (17, Direction::Decreasing),
                 (32, Direction::Increasing),
                 (40, Direction::Decreasing),
             ] {

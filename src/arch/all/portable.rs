@@ -100,6 +100,7 @@ impl<L: Lane, const N: usize> Lanes<L, N> {
 impl<L: Lane, const N: usize> Vector for Lanes<L, N> {
     const LANES: usize = N;
     type Mask = Self;
+    const SPECIALIZE: bool = false;
 
     #[inline(always)]
     unsafe fn store<T>(self, ptr: *mut T) {

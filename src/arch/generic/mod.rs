@@ -119,22 +119,24 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     }
 }
 
-/// The filter, in up to four passes from one call site (the filter inlined once: it is most of an
+/// The filter, in up to three passes from one call site (the filter inlined once: it is most of an
 /// engine's code):
 ///
 /// ```text
-/// estimate: the (ESTIMATE_RANK + ESTIMATE_MARGIN)-th best of the row's first ESTIMATE_RANK · n / K
-///           elements; one above its key is a guessed cap        // long rows with K >= 32 only
-/// guessed:  the filter under the guessed cap; if fewer than K elements were below it, the guess
-///           excluded part of the answer, and the row is run again without it
-/// bailed:   a pass that stopped filtering (ascending data) runs again under a sampled bound
+/// guess:   long rows with K > 16: the 8th smallest of the minima of 4 · LANES groups of the row's
+///          first 2n/K elements (branch-free, like the prefix bound), plus one, is a guessed cap
+/// guessed: the filter under the guessed cap; if fewer than K elements were below it, the guess
+///          excluded part of the answer, and the row is run again without it
+/// bailed:  a pass that stopped filtering (ascending data) runs again under a sampled bound
 /// ```
-/// On rows whose start is like the rest, the prefix holds about 4 of the row's first K (a Poisson count),
-/// and the guess is the 12th best of the prefix: it is too tight with probability 0.1%, and the pass
-/// under it pushes about 3K elements instead of K · ln(n / K). f16 rows of 128k with K = 50 pushed about
-/// 460 (12 ns each, mostly a mispredicted branch) and now push about 150, plus the estimate's 12 ·
-/// ln(n / 3K) and a second read of 4/K of the row: 32 such rows, 0.28 to 0.20 ms. Tried: 8 and 14
-/// (too tight on one row of 1M uniform with K = 1000, which then ran three passes), 6 and 15, 6 and 13.
+/// A streaming filter pushes about K · ln(n / K) elements, each a mispredicted branch out of the hot
+/// loop (about 12 ns): 460 for rows of 128k with K = 50. On a row whose start is like the rest, the
+/// prefix holds about 2 of the row's first K (a Poisson count), and at least 8 of its elements are at or
+/// below the guess: the guess is too tight with probability about 0.1%, and the pass under it pushes
+/// about 4K. Measured here (AVX-512, Zen 5; 32 x 128k, K = 50): f32 0.34 to 0.23 ms, f16 0.28 to
+/// 0.155 ms; 1M f32 with K = 100, 0.050 to 0.036 ms. Tried before: the 12th best of a prefix of 4n/K by
+/// a pass of the filter (its own pushes cost a third of the gain); 4n/K and the 8th minimum (too tight
+/// one time in 20); 8n/K and the 12th (too tight on a row of 1M with K = 1000, which then ran twice).
 #[inline(always)]
 fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
@@ -158,39 +160,22 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         (a, b) => a.or(b),
     };
     let prefix = ESTIMATE_RANK.saturating_mul(row.len()) / k;
-    let mut stage = if k >= ESTIMATE_MIN_K && may_bail {
-        Stage::Estimate
-    } else {
-        Stage::Safe(prefix_cap)
-    };
-    let mut last = None;
+    let guess = (V::SPECIALIZE && k >= ESTIMATE_MIN_K && may_bail)
+        .then(|| minima_bound::<V, T, KIND>(row.get(..prefix).unwrap_or(row), ESTIMATE, flip, map, UNROLL))
+        .flatten()
+        .and_then(cap_of);
+    let mut stage = guess.map_or(Stage::Safe(prefix_cap), Stage::Guessed);
     loop {
-        let mut record = |_: usize, positions: &[usize]| last = positions.last().copied().or(last);
-        let (part, k, cap, may_bail, whole, emit): (_, _, _, _, _, &mut Emit<'_>) = match stage {
-            Stage::Estimate => (
-                row.get(..prefix).unwrap_or(row),
-                ESTIMATE,
-                // The prefix bound of the row's first 512 elements holds for the prefix they start.
-                prefix_bound::<V, T, KIND>(row, ESTIMATE, flip, map).and_then(cap_of),
-                true,
-                false,
-                &mut record,
-            ),
-            Stage::Guessed(guess) => (row, k, both(prefix_cap, Some(guess)), may_bail, true, &mut *emit),
-            Stage::Safe(cap) => (row, k, cap, may_bail, false, &mut *emit),
-            Stage::Sampled(cap) => (row, k, cap, false, false, &mut *emit),
+        let (cap, may_bail, whole) = match stage {
+            Stage::Guessed(guess) => (both(prefix_cap, Some(guess)), may_bail, true),
+            Stage::Safe(cap) => (cap, may_bail, false),
+            Stage::Sampled(cap) => (cap, false, false),
         };
-        let outcome = pass::<V, S, T, E, KIND>(part, k, flip, map, cap, may_bail, whole, buffer, emit);
-        stage = match (stage, outcome) {
-            (_, Outcome::Done) if !matches!(stage, Stage::Estimate) => return,
-            (Stage::Estimate, Outcome::Done) => {
-                let guess = last
-                    .and_then(|p| row.get(p))
-                    .and_then(|&x| cap_of(ordered_key(x, flip)));
-                guess.map_or(Stage::Safe(prefix_cap), Stage::Guessed)
-            }
-            // The estimate's prefix defeated the filter: so would the row, most likely.
-            (Stage::Estimate, _) => Stage::Safe(prefix_cap),
+        stage = match (
+            stage,
+            pass::<V, S, T, E, KIND>(row, k, flip, map, cap, may_bail, whole, buffer, emit),
+        ) {
+            (_, Outcome::Done) => return,
             (Stage::Guessed(_), Outcome::Short) => Stage::Safe(prefix_cap),
             _ => Stage::Sampled(both(prefix_cap, cap_of(sample_bound::<S, T, E>(row, k, flip, buffer)))),
         };
@@ -200,8 +185,6 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
 /// Where [`filter_row`] stands.
 #[derive(Clone, Copy)]
 enum Stage {
-    /// Estimating a cap from the row's start.
-    Estimate,
     /// Filtering under the estimated cap, which may prove too tight.
     Guessed(u64),
     /// Filtering under sure bounds only.
@@ -220,17 +203,17 @@ enum Outcome {
     Short,
 }
 
-/// K from which long rows estimate a cap first: measured on 32 x 128k f16, the estimate lost at K = 17
-/// (0.176 against 0.20 ms), won at 24 (0.19 against 0.205) and broke even at 31.
-const ESTIMATE_MIN_K: usize = 24;
+/// K from which long rows guess a cap: the sorted pool of smaller K has an exact threshold from the
+/// K-th push on, and the guess did not pay there (32 x 128k f16 with K = 10: 0.13 against 0.18 ms).
+const ESTIMATE_MIN_K: usize = SMALL_K + 1;
 
-/// The prefix the estimate reads holds about this many of the row's first K (it is this · n / K long).
-const ESTIMATE_RANK: usize = 4;
+/// The prefix the guess reads holds about this many of the row's first K (it is this · n / K long).
+const ESTIMATE_RANK: usize = 2;
 
-/// The estimate's rank in the prefix: `ESTIMATE_RANK` and a margin of four standard deviations of a
-/// Poisson count of 4 (sqrt(4) = 2), so that the guessed cap is too tight only on rows whose start is
-/// not like the rest (or one in a thousand that are).
-const ESTIMATE: usize = 12;
+/// The rank of the guess among the prefix's group minima: a Poisson count of mean `ESTIMATE_RANK`
+/// reaches it with probability about 0.1%, so the guess is too tight only on rows whose start is not
+/// like the rest (or on one in a thousand that are).
+const ESTIMATE: usize = 8;
 
 /// One pass of [`filter`] with the pool that suits K: the sorted array for small K, the candidate buffer
 /// otherwise.
@@ -275,8 +258,23 @@ const PREFIX: usize = 512;
 #[inline(always)]
 fn prefix_bound<V: Vector, T: Element, const KIND: u8>(row: &[T], k: usize, flip: u64, map: &KeyMap) -> Option<u64> {
     let vectors = (GROUPS / V::LANES).clamp(1, UNROLL);
+    minima_bound::<V, T, KIND>(row.get(..PREFIX).unwrap_or(row), k, flip, map, vectors)
+}
+
+/// The K-th smallest of the minima of `vectors · LANES` groups of `row` (positions ≡ g modulo the
+/// group count), `vectors` 1, 2 or 4: at least K elements of `row` have a key at most this. `None` when
+/// `row` has fewer elements than groups, or K is above their count. The prefix bound, and the guess of
+/// [`filter_row`].
+#[inline(always)]
+fn minima_bound<V: Vector, T: Element, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    vectors: usize,
+) -> Option<u64> {
     let groups = vectors * V::LANES;
-    let rounds = row.len().min(PREFIX) / groups;
+    let rounds = row.len() / groups;
     if k > groups || rounds == 0 {
         return None;
     }
@@ -751,13 +749,7 @@ impl<V: Vector> Prepared<V> {
     #[inline(always)]
     unsafe fn block_bits<T: Element, const KIND: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> u64 {
         // SAFETY: the caller's precondition.
-        unsafe {
-            match self.test {
-                FloatTest::Less => self.bits_with::<T, KIND, LESS>(row, start, lanes),
-                FloatTest::LessOrEqual => self.bits_with::<T, KIND, LESS_OR_EQUAL>(row, start, lanes),
-                FloatTest::NotLessOrEqual => self.bits_with::<T, KIND, NOT_LESS_OR_EQUAL>(row, start, lanes),
-            }
-        }
+        unsafe { self.bits_with::<T, KIND, AT_RUN_TIME>(row, start, lanes) }
     }
 
     /// The hot loop: the first whole block of `row` from `start` on with a lane that passes the limit, as
@@ -767,6 +759,9 @@ impl<V: Vector> Prepared<V> {
     /// block, and the loop ran at 80% of the memory's speed on 1M f32 with K = 1).
     #[inline(always)]
     fn scan<T: Element, const KIND: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> (usize, u64) {
+        if !V::SPECIALIZE {
+            return self.scan_generic::<T, KIND>(row, start, lanes);
+        }
         match (KIND, self.test) {
             (NATIVE_FLOAT | HALF_FLOAT, FloatTest::LessOrEqual) => {
                 self.scan_with::<T, KIND, LESS_OR_EQUAL>(row, start, lanes)
@@ -777,6 +772,21 @@ impl<V: Vector> Prepared<V> {
             // Keys compared as integers ignore the float test.
             _ => self.scan_with::<T, KIND, LESS>(row, start, lanes),
         }
+    }
+
+    /// [`scan`](Self::scan) in one copy, the float test matched per block.
+    #[inline(always)]
+    fn scan_generic<T: Element, const KIND: u8>(&self, row: &[T], mut start: usize, lanes: &Lanes<V>) -> (usize, u64) {
+        let block = UNROLL * V::LANES;
+        while start + block <= row.len() {
+            // SAFETY: checked just above.
+            let bits = unsafe { self.block_bits::<T, KIND>(row, start, lanes) };
+            if bits != 0 {
+                return (start, bits);
+            }
+            start += block;
+        }
+        (start, 0)
     }
 
     #[inline(always)]
@@ -870,9 +880,9 @@ impl<V: Vector> Prepared<V> {
                 }
             };
             *mask = match KIND {
-                NATIVE_FLOAT | HALF_FLOAT => match TEST {
-                    LESS => raw.float_lt(limit),
-                    LESS_OR_EQUAL => raw.float_le(limit),
+                NATIVE_FLOAT | HALF_FLOAT => match (TEST, self.test) {
+                    (LESS, _) | (AT_RUN_TIME, FloatTest::Less) => raw.float_lt(limit),
+                    (LESS_OR_EQUAL, _) | (AT_RUN_TIME, FloatTest::LessOrEqual) => raw.float_le(limit),
                     _ => raw.float_nle(limit),
                 },
                 _ => keys::<V, KIND>(raw, lanes).lt(limit),
@@ -922,6 +932,8 @@ fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
 const LESS: u8 = 0;
 const LESS_OR_EQUAL: u8 = 1;
 const NOT_LESS_OR_EQUAL: u8 = 2;
+/// The test matched per block, in the one copy of the cold paths.
+const AT_RUN_TIME: u8 = 3;
 
 /// How f32/f64 lanes are compared with the float a limit stands for.
 #[derive(Clone, Copy, PartialEq, Eq)]
