@@ -3,9 +3,9 @@
 //! ```text
 //! for each block of UNROLL vectors of a contiguous row:
 //!     keys  = key(raw bits) ^ flip                      // SPEC §2 as lane-wise bit operations
-//!     if no key < limit: next block                     // the common case: one compare, one branch
+//!     if no key < limit: next block                     // the hot loop: compares and one branch
 //!     else push the passing lanes, in position order, into the candidate buffer (scalar)
-//! limit = min(threshold of the buffer, sample bound + 1); 0 means nothing can enter: stop early
+//! limit = min(threshold of the buffer, caps); 0 means nothing can enter: stop early
 //! ```
 //! Tricks:
 //! - f32/f64 lanes are not keyed at all: the limit is turned into the float it stands for once, and
@@ -15,6 +15,8 @@
 //!   flipped) and compared unsigned. Passing lanes are re-keyed by the scalar code, so the lane test
 //!   may only ever pass too much, never too little;
 //! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
+//! - the hot loop ([`Prepared::scan`]) holds only the compares and a branch: the pool is looked at after
+//!   survivors only, the float test is chosen outside it, and 32/64-bit rows test two blocks a branch;
 //! - the row's end is one more full block ending at the last element, its already-seen lanes masked
 //!   off (no scalar tail: on 256-element rows the tail was a fifth of the row);
 //! - K <= 16 keeps the best K sorted on the stack ([`Sorted`]): a push is a branch-free insertion,
@@ -22,7 +24,10 @@
 //!   every K pushes;
 //! - K <= 16 also starts from a bound instead of from nothing: the K-th smallest of the lane-wise
 //!   minima of the row's first 512 elements ([`prefix_bound`]), so that a short row's first blocks do
-//!   not pass nearly every element;
+//!   not pass nearly every element; rows of at most 512 then collect what is below the bound and sort
+//!   it once where the sorter is a network ([`short_row`], AVX-512);
+//! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
+//!   end ([`filter_row`]): a few K survivors instead of K · ln(n / K);
 //! - once the threshold is the smallest key (e.g. K NaNs found when selecting `Decreasing`, or K
 //!   copies of the best value) no later element can enter, and the scan stops;
 //! - adversarial rows (ascending data selected `Decreasing`: every element beats the last K) would push
