@@ -166,17 +166,17 @@ impl Vector for U32x4 {
     #[inline(always)]
     fn float_le(self, limit: Self) -> uint32x4_t {
         // SAFETY: NEON is present (module invariant).
-        unsafe { vcleq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0)) }
+        opaque32(unsafe { vcleq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0)) })
     }
     #[inline(always)]
     fn float_lt(self, limit: Self) -> uint32x4_t {
         // SAFETY: NEON is present (module invariant).
-        unsafe { vcltq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0)) }
+        opaque32(unsafe { vcltq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0)) })
     }
     #[inline(always)]
     fn float_nle(self, limit: Self) -> uint32x4_t {
         // SAFETY: NEON is present (module invariant).
-        unsafe { vmvnq_u32(vcleq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0))) }
+        opaque32(unsafe { vmvnq_u32(vcleq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0))) })
     }
     #[inline(always)]
     fn select(mask: uint32x4_t, yes: Self, no: Self) -> Self {
@@ -291,23 +291,23 @@ impl Vector for U64x2 {
     #[inline(always)]
     fn float_le(self, limit: Self) -> uint64x2_t {
         // SAFETY: NEON is present (module invariant).
-        unsafe { vcleq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)) }
+        opaque64(unsafe { vcleq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)) })
     }
     #[inline(always)]
     fn float_lt(self, limit: Self) -> uint64x2_t {
         // SAFETY: NEON is present (module invariant).
-        unsafe { vcltq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)) }
+        opaque64(unsafe { vcltq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)) })
     }
     #[inline(always)]
     fn float_nle(self, limit: Self) -> uint64x2_t {
         // NEON has no 64-bit NOT: XOR with all ones.
         // SAFETY: NEON is present (module invariant).
-        unsafe {
+        opaque64(unsafe {
             veorq_u64(
                 vcleq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)),
                 vdupq_n_u64(u64::MAX),
             )
-        }
+        })
     }
     #[inline(always)]
     fn select(mask: uint64x2_t, yes: Self, no: Self) -> Self {
@@ -347,4 +347,27 @@ fn byte_exchange(m: usize) -> uint8x16_t {
     let bytes: [u8; 16] = core::array::from_fn(|i| (i ^ m) as u8);
     // SAFETY: NEON is present (module invariant); `bytes` is 16 readable bytes.
     unsafe { vld1q_u8(bytes.as_ptr()) }
+}
+
+// Float compare masks pass through an empty `asm!` that LLVM cannot see into. Otherwise, in the
+// filter's hot loop, it rewrote "any of these lanes below the limit" as "the minimum of the lanes
+// (FMINNM) below the limit" (rustc 1.95), which is wrong when a lane is a signalling NaN: FMINNM then
+// gives NaN, and the other lanes' passes were lost (f32 rows with a NaN and -inf, `Increasing`, under
+// qemu; an unoptimised build was right). LLVM's float semantics leave signalling NaNs unspecified; this
+// crate's are exact for every bit pattern.
+
+/// `mask`, opaque to the optimiser.
+#[inline(always)]
+fn opaque32(mut mask: uint32x4_t) -> uint32x4_t {
+    // SAFETY: an empty instruction template (a comment): the register is left as it is.
+    unsafe { core::arch::asm!("/* {0:v} */", inout(vreg) mask, options(pure, nomem, nostack, preserves_flags)) };
+    mask
+}
+
+/// `mask`, opaque to the optimiser.
+#[inline(always)]
+fn opaque64(mut mask: uint64x2_t) -> uint64x2_t {
+    // SAFETY: an empty instruction template (a comment): the register is left as it is.
+    unsafe { core::arch::asm!("/* {0:v} */", inout(vreg) mask, options(pure, nomem, nostack, preserves_flags)) };
+    mask
 }
