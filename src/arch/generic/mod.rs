@@ -164,9 +164,9 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let prefix = ESTIMATE_RANK.saturating_mul(row.len()) / k;
-    let guess = (V::SPECIALIZE && k >= ESTIMATE_MIN_K && may_bail)
-        .then(|| minima_bound::<V, T, KIND>(row.get(..prefix).unwrap_or(row), ESTIMATE, flip, map, UNROLL))
+    let prefix = GUESS_PREFIX.saturating_mul(row.len()) / k;
+    let guess = (V::SPECIALIZE && k >= GUESS_MIN_K && may_bail)
+        .then(|| minima_bound::<V, T, KIND>(row.get(..prefix).unwrap_or(row), GUESS_RANK, flip, map, UNROLL))
         .flatten()
         .and_then(cap_of);
     let mut stage = guess.map_or(Stage::Safe(prefix_cap), Stage::Guessed);
@@ -190,7 +190,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
 /// Where [`filter_row`] stands.
 #[derive(Clone, Copy)]
 enum Stage {
-    /// Filtering under the estimated cap, which may prove too tight.
+    /// Filtering under the guessed cap, which may prove too tight.
     Guessed(u64),
     /// Filtering under sure bounds only.
     Safe(Option<u64>),
@@ -210,15 +210,15 @@ enum Outcome {
 
 /// K from which long rows guess a cap: the sorted pool of smaller K has an exact threshold from the
 /// K-th push on, and the guess did not pay there (32 x 128k f16 with K = 10: 0.13 against 0.18 ms).
-const ESTIMATE_MIN_K: usize = SMALL_K + 1;
+const GUESS_MIN_K: usize = SMALL_K + 1;
 
 /// The prefix the guess reads holds about this many of the row's first K (it is this · n / K long).
-const ESTIMATE_RANK: usize = 2;
+const GUESS_PREFIX: usize = 2;
 
-/// The rank of the guess among the prefix's group minima: a Poisson count of mean `ESTIMATE_RANK`
+/// The rank of the guess among the prefix's group minima: a Poisson count of mean `GUESS_PREFIX`
 /// reaches it with probability about 0.1%, so the guess is too tight only on rows whose start is not
 /// like the rest (or on one in a thousand that are).
-const ESTIMATE: usize = 8;
+const GUESS_RANK: usize = 8;
 
 /// One pass of [`filter`] with the pool that suits K: the sorted array for small K, the candidate buffer
 /// otherwise.

@@ -1,6 +1,8 @@
 //! Bitonic sorting networks over [`Vector`] lanes, written once for every ISA: the final order of the
-//! K, the candidate buffer's compactions, whole rows when K is a large part of them (all on packed
-//! (key, position) entries in 64-bit lanes), and the prefix bound's K-th minimum (keys in 32-bit lanes).
+//! K, short rows collected whole, rows where K is a large part of n (all on packed (key, position)
+//! entries in 64-bit lanes, on the engines where that beats `core`'s sort: see [`Network`]), and the
+//! K-th smallest of the group minima behind the prefix bound and the guessed cap (keys in 32- or 64-bit
+//! lanes, every engine).
 //!
 //! ```text
 //! sort_vectors(v):                          // N vectors in registers, N a power of two
