@@ -4,7 +4,7 @@
 //!   (a level, not function pointers: statics inside generic functions are shared by all their
 //!   instantiations, so one cached pointer could not serve every element type).
 //! - x86_64 without `std`: what the build enables at compile time (`-C target-feature=+avx2,+f16c,+popcnt`
-//!   or `+avx512f,+popcnt`, or a `target-cpu` such as `x86-64-v3`); no CPUID probing.
+//!   or `+avx512f,+avx512bw,+popcnt`, or a `target-cpu` such as `x86-64-v3`); no CPUID probing.
 //!
 //! Both x86 engines also use POPCNT, and the AVX2 one F16C (f16 lanes converted to f32): every AVX2 CPU
 //! has both, but `+avx2` alone enables neither.
@@ -14,7 +14,7 @@
 
 /// AVX2, F16C and POPCNT (the `avx2` engine).
 const AVX2: u8 = 1;
-/// AVX-512F and POPCNT (the `avx512` engine).
+/// AVX-512F, AVX-512BW and POPCNT (the `avx512` engine).
 const AVX512: u8 = 2;
 /// NEON (the `neon` engine).
 #[allow(dead_code)] // set on aarch64 only
@@ -55,7 +55,7 @@ fn level() -> u8 {
     if popcnt && std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
         level |= AVX2;
     }
-    if popcnt && std::is_x86_feature_detected!("avx512f") {
+    if popcnt && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
         level |= AVX512;
     }
     // Racing threads store the same value.
@@ -70,7 +70,7 @@ fn level() -> u8 {
     if popcnt && cfg!(target_feature = "avx2") && cfg!(target_feature = "f16c") {
         level |= AVX2;
     }
-    if popcnt && cfg!(target_feature = "avx512f") {
+    if popcnt && cfg!(target_feature = "avx512f") && cfg!(target_feature = "avx512bw") {
         level |= AVX512;
     }
     level
@@ -98,7 +98,9 @@ mod tests {
         #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
         assert_eq!(
             first.1,
-            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("popcnt")
+            std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("popcnt")
         );
         #[cfg(all(target_arch = "aarch64", not(miri)))]
         assert!(first.2, "every aarch64 target Rust ships has NEON");

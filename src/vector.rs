@@ -36,6 +36,41 @@ pub(crate) trait Vector: Copy {
         // SAFETY: the caller's precondition, for a 2-byte integer type.
         unsafe { Self::load(ptr) }
     }
+    /// Whether the register also has `2 · LANES` 16-bit lanes with the compares below (AVX-512BW): f16
+    /// rows are then tested on their raw bits, with no conversion (`arch::generic`'s `HALF_BITS`).
+    const HALF_LANES: bool = false;
+    /// Loads `2 · LANES` `u16`s into 16-bit lanes, unchanged. Called only where
+    /// [`HALF_LANES`](Self::HALF_LANES); the default loads through [`load`](Self::load).
+    ///
+    /// # Safety
+    /// `ptr` is valid for reading `2 · LANES` `u16`s (no alignment needed).
+    #[inline(always)]
+    unsafe fn load16(ptr: *const u16) -> Self {
+        // SAFETY: the caller's precondition covers `LANES` u16s, the most `load` reads.
+        unsafe { Self::load(ptr) }
+    }
+    /// 16-bit lanes where `self < other`, signed, as bits (bit `i` for lane `i`, `2 · LANES` of them).
+    /// The default (never used: see [`HALF_LANES`](Self::HALF_LANES)) sets every lane, which a lane test
+    /// may always do.
+    #[inline(always)]
+    fn lt16_signed(self, _other: Self) -> u64 {
+        u64::MAX >> (64 - 2 * Self::LANES)
+    }
+    /// 16-bit lanes where `self > other`, signed (as [`lt16_signed`](Self::lt16_signed)).
+    #[inline(always)]
+    fn gt16_signed(self, _other: Self) -> u64 {
+        u64::MAX >> (64 - 2 * Self::LANES)
+    }
+    /// 16-bit lanes where `self < other`, unsigned (as [`lt16_signed`](Self::lt16_signed)).
+    #[inline(always)]
+    fn lt16(self, _other: Self) -> u64 {
+        u64::MAX >> (64 - 2 * Self::LANES)
+    }
+    /// 16-bit lanes where `self > other`, unsigned (as [`lt16_signed`](Self::lt16_signed)).
+    #[inline(always)]
+    fn gt16(self, _other: Self) -> u64 {
+        u64::MAX >> (64 - 2 * Self::LANES)
+    }
     /// Every lane set to `value` (truncated to the lane width).
     fn splat(value: u64) -> Self;
     /// Lane-wise `self & other`.

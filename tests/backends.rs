@@ -357,10 +357,31 @@ fn long_rows_bf16() {
     long::<bf16>(25);
 }
 
-/// f16 takes its own path on the x86 engines (lanes converted to f32, compared as floats).
+/// f16 takes its own paths on the x86 engines: raw bits in 16-bit lanes (AVX-512BW), lanes converted to
+/// f32 (AVX2).
 #[test]
 fn long_rows_f16() {
     long::<f16>(27);
+}
+
+/// Every f16 bit pattern in one row (NaNs of both signs, both zeros, subnormals, infinities), in raw
+/// order and shuffled, for each of the limits the bit tests derive from them.
+#[test]
+#[cfg_attr(miri, ignore = "65536-element rows")]
+fn every_f16_bit_pattern() {
+    let mut rng = Rng(29);
+    let ordered: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
+    let mut shuffled = ordered.clone();
+    for i in (1..shuffled.len()).rev() {
+        shuffled.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    for data in [&ordered, &shuffled] {
+        for k in [1, 8, 17, 50] {
+            for direction in [Direction::Decreasing, Direction::Increasing] {
+                check(data, 1, false, k, direction);
+            }
+        }
+    }
 }
 
 #[test]
@@ -419,7 +440,10 @@ fn availability_matches_the_cpu() {
             Backend::Avx2.is_available(),
             std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c")
         );
-        assert_eq!(Backend::Avx512.is_available(), std::is_x86_feature_detected!("avx512f"));
+        assert_eq!(
+            Backend::Avx512.is_available(),
+            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw")
+        );
     }
     for backend in Backend::ALL {
         assert_eq!(Backend::from_name(backend.name()), Some(backend));

@@ -11,19 +11,20 @@
 //!
 //! Measured on x86_64 (rustc 1.95, 2026-11-25): release, every call "fits a 4 KiB thread", which only
 //! means it fits the smallest thread glibc makes: a smaller request is raised to `PTHREAD_STACK_MIN`
-//! (16 KiB), so 16 KiB is the finest bound this method can check, and the one stated. Debug: 936 KiB to
-//! 1.1 MiB, of which about 920 KiB even an 8-element call pays: the AVX-512 engine's one frame, into which
-//! an unoptimised build inlines the filter's paths for every kind of key (`#[inline(always)]`, and no
-//! constant folding to drop the kinds a type cannot have), not data-dependent depth. Hence two bounds.
+//! (16 KiB), so 16 KiB is the finest bound this method can check, and the one stated. Debug: 124 KiB for
+//! an 8-element call, 336 KiB at most: an unoptimised build keeps every SIMD temporary in a stack slot
+//! of its own. (It was 1.1 MiB while the engines' frames inlined the filter of every kind of key, which
+//! an unoptimised build cannot drop for the kinds a type cannot have; `arch::generic` keeps each kind's
+//! filter out of line there.) Hence two bounds.
 
 use std::process::Command;
 
 use topk_kernels::{Direction, View, ViewMut, bf16, naive, scratch_len, topk, topk_on_stack};
 
 /// The stated bound on one call, including `topk_on_stack::<64, ..>`'s 2 KiB buffer and the thread's own
-/// start-up frames: 16 KiB optimised (measured: fits glibc's 16 KiB minimum thread), 1.5 MiB in a debug
-/// build (measured: 1.1 MiB).
-const BOUND: usize = if cfg!(debug_assertions) { 1536 * 1024 } else { 16 * 1024 };
+/// start-up frames: 16 KiB optimised (measured: fits glibc's 16 KiB minimum thread), 512 KiB in a debug
+/// build (measured: 336 KiB).
+const BOUND: usize = if cfg!(debug_assertions) { 512 * 1024 } else { 16 * 1024 };
 const PAGE: usize = 4096;
 /// Set in the child: the stack size to probe.
 const PROBE: &str = "TOPK_STACK_PROBE";

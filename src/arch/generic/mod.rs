@@ -9,14 +9,16 @@
 //! ```
 //! Tricks:
 //! - f32/f64 lanes are not keyed at all: the limit is turned into the float it stands for once, and
-//!   the block test is one IEEE compare per vector ([`float_limit`]); so is f16's where the ISA converts
-//!   it to f32 on load (F16C, AVX-512: [`Vector::load_half`]); the other types' keys are
-//!   computed exactly in the lanes (f16/bf16: sign → flip, -0 → +0, NaN → all ones; signed: sign bit
-//!   flipped) and compared unsigned. Passing lanes are re-keyed by the scalar code, so the lane test
+//!   the block test is one IEEE compare per vector ([`float_limit`]); f16's is one or two integer
+//!   compares of its raw bits where the ISA has 16-bit lanes (AVX-512BW: [`half_limit`], 32 a
+//!   register), else an IEEE compare after converting to f32 on load (F16C: [`Vector::load_half`]); the
+//!   other types' keys are computed exactly in the lanes (f16/bf16: sign → flip, -0 → +0, NaN → all
+//!   ones; signed: sign bit flipped) and compared unsigned. Passing lanes are re-keyed by the scalar code, so the lane test
 //!   may only ever pass too much, never too little;
 //! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
 //! - the hot loop ([`Prepared::scan`]) holds only the compares and a branch: the pool is looked at after
-//!   survivors only, the float test is chosen outside it, and 32/64-bit rows test two blocks a branch;
+//!   survivors only, the float test is chosen outside it, and 32/64-bit rows (and f16 bits) test two
+//!   blocks a branch;
 //! - the row's end is one more full block ending at the last element, its already-seen lanes masked
 //!   off (no scalar tail: on 256-element rows the tail was a fifth of the row);
 //! - K <= 16 keeps the best K sorted on the stack ([`Sorted`]): a push is a branch-free insertion,
@@ -70,9 +72,12 @@ const SIGNED: u8 = 1;
 const FLOAT: u8 = 2;
 /// f32 and f64: compared as floats against the value whose key is the limit (see [`float_limit`]).
 const NATIVE_FLOAT: u8 = 3;
-/// f16 on vectors that convert it ([`Vector::CONVERTS_HALF`]): loaded as f32 and compared like
-/// `NATIVE_FLOAT` against the f16 limit value, also converted (exact, so the test is the same).
-const HALF_FLOAT: u8 = 4;
+/// f16 on vectors with 16-bit lanes ([`Vector::HALF_LANES`]): the raw bits, two vectors' worth a
+/// register, compared as integers with the limit value's bits ([`half_test`]). On vectors that convert
+/// it instead ([`Vector::CONVERTS_HALF`]): loaded as f32 and compared like `NATIVE_FLOAT` against the
+/// f16 limit value, also converted (exact, so the test is the same). One kind for both, so that a
+/// debug build, which compiles every kind's filter into each engine's one frame, has one more, not two.
+const HALF: u8 = 4;
 
 /// Selects with the block filter when the row is contiguous, with the scalar engine otherwise.
 ///
@@ -117,8 +122,8 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
         UNSIGNED => filter_row::<V, S, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
         SIGNED => filter_row::<V, S, T, E, SIGNED>(row, k, flip, &map, buffer, emit),
         FLOAT if size_of::<T>() >= 4 => filter_row::<V, S, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
-        FLOAT if V::CONVERTS_HALF && map.infinity == F16_INFINITY => {
-            filter_row::<V, S, T, E, HALF_FLOAT>(row, k, flip, &map, buffer, emit)
+        FLOAT if (V::HALF_LANES || V::CONVERTS_HALF) && map.infinity == F16_INFINITY => {
+            filter_row::<V, S, T, E, HALF>(row, k, flip, &map, buffer, emit)
         }
         _ => filter_row::<V, S, T, E, FLOAT>(row, k, flip, &map, buffer, emit),
     }
@@ -142,7 +147,11 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
 /// 0.155 ms; 1M f32 with K = 100, 0.050 to 0.036 ms. Tried before: the 12th best of a prefix of 4n/K by
 /// a pass of the filter (its own pushes cost a third of the gain); 4n/K and the 8th minimum (too tight
 /// one time in 20); 8n/K and the 12th (too tight on a row of 1M with K = 1000, which then ran twice).
-#[inline(always)]
+// Unoptimised builds keep each kind's filter a function of its own: they cannot drop the kinds a type
+// cannot have, and inlined into the engine's one frame, every kind's locals took 1.4 MiB of stack.
+// Without target features of its own it then calls the intrinsics, which only costs speed there.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
     k: usize,
@@ -165,10 +174,13 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         (a, b) => a.or(b),
     };
     let prefix = GUESS_PREFIX.saturating_mul(row.len()) / k;
-    let guess = (V::SPECIALIZE && k >= GUESS_MIN_K && may_bail)
-        .then(|| minima_bound::<V, T, KIND>(row.get(..prefix).unwrap_or(row), GUESS_RANK, flip, map, UNROLL))
-        .flatten()
-        .and_then(cap_of);
+    // No closure around vector code: a closure does not inherit the ISA wrapper's target features, and
+    // its intrinsics become calls when LLVM does not inline it (this one once cost 6x on f16 rows).
+    let guess = if V::SPECIALIZE && k >= GUESS_MIN_K && may_bail {
+        minima_bound::<V, T, KIND>(row.get(..prefix).unwrap_or(row), GUESS_RANK, flip, map, UNROLL).and_then(cap_of)
+    } else {
+        None
+    };
     let mut stage = guess.map_or(Stage::Safe(prefix_cap), Stage::Guessed);
     loop {
         let (cap, may_bail, whole) = match stage {
@@ -284,20 +296,18 @@ fn minima_bound<V: Vector, T: Element, const KIND: u8>(
         return None;
     }
     let lanes = Lanes::<V>::new(map, flip);
-    let load = |round: usize, v: usize| {
-        // SAFETY: round < rounds, so (round + 1) · groups <= row.len(), and the v-th vector of the round
-        // (v < vectors) ends there at the latest; T is one of the crate's element types, of the lane's
-        // width or less.
-        unsafe { V::load::<T>(row.as_ptr().add(round * groups + v * V::LANES)) }
-    };
     let mut minima = [V::splat(u64::MAX); UNROLL];
     for round in 0..rounds {
         for (v, minimum) in minima.iter_mut().enumerate().take(vectors) {
+            // SAFETY: round < rounds, so (round + 1) · groups <= row.len(), and the v-th vector of the round
+            // (v < vectors) ends there at the latest; T is one of the crate's element types, of the lane's
+            // width or less.
+            let raw = unsafe { V::load::<T>(row.as_ptr().add(round * groups + v * V::LANES)) };
             // Keys in the lanes for every kind (f32/f64 too: a float compare cannot take a minimum of keys;
             // IEEE compare-and-blend per vector was tried, and its latency chain cost more than the keys).
             let key = match KIND {
-                NATIVE_FLOAT | HALF_FLOAT => keys::<V, FLOAT>(load(round, v), &lanes),
-                _ => keys::<V, KIND>(load(round, v), &lanes),
+                NATIVE_FLOAT | HALF => keys::<V, FLOAT>(raw, &lanes),
+                _ => keys::<V, KIND>(raw, &lanes),
             };
             *minimum = key.min(*minimum);
         }
@@ -742,7 +752,11 @@ struct Prepared<V> {
     /// The key limit this stands for (0 = none yet: a limit of 0 stops the scan before any test).
     key: u64,
     limit: V,
-    test: FloatTest,
+    /// `HALF` in 16-bit lanes: lanes above this are negative NaNs (`0xFC00` in each, or all ones where the
+    /// test needs no such term).
+    negative_nan: V,
+    /// How lanes are compared with `limit`: one of the test constants below `AT_RUN_TIME`.
+    test: u8,
 }
 
 impl<V: Vector> Prepared<V> {
@@ -767,14 +781,14 @@ impl<V: Vector> Prepared<V> {
         if !V::SPECIALIZE {
             return self.scan_generic::<T, KIND>(row, start, lanes);
         }
+        // Matched on KIND first: each kind compiles only the copies of the tests it can have.
         match (KIND, self.test) {
-            (NATIVE_FLOAT | HALF_FLOAT, FloatTest::LessOrEqual) => {
-                self.scan_with::<T, KIND, LESS_OR_EQUAL>(row, start, lanes)
-            }
-            (NATIVE_FLOAT | HALF_FLOAT, FloatTest::NotLessOrEqual) => {
-                self.scan_with::<T, KIND, NOT_LESS_OR_EQUAL>(row, start, lanes)
-            }
-            // Keys compared as integers ignore the float test.
+            (NATIVE_FLOAT | HALF, LESS_OR_EQUAL) => self.scan_with::<T, KIND, LESS_OR_EQUAL>(row, start, lanes),
+            (NATIVE_FLOAT | HALF, NOT_LESS_OR_EQUAL) => self.scan_with::<T, KIND, NOT_LESS_OR_EQUAL>(row, start, lanes),
+            (HALF, HALF_BELOW_SIGNED) => self.scan_with::<T, KIND, HALF_BELOW_SIGNED>(row, start, lanes),
+            (HALF, HALF_ABOVE) => self.scan_with::<T, KIND, HALF_ABOVE>(row, start, lanes),
+            (HALF, HALF_ABOVE_SIGNED_OR_NAN) => self.scan_with::<T, KIND, HALF_ABOVE_SIGNED_OR_NAN>(row, start, lanes),
+            (HALF, HALF_BELOW_OR_NAN) => self.scan_with::<T, KIND, HALF_BELOW_OR_NAN>(row, start, lanes),
             _ => self.scan_with::<T, KIND, LESS>(row, start, lanes),
         }
     }
@@ -802,9 +816,23 @@ impl<V: Vector> Prepared<V> {
         lanes: &Lanes<V>,
     ) -> (usize, u64) {
         let block = UNROLL * V::LANES;
-        // 32- and 64-bit elements: two blocks a branch (32 x 128k f32 with K = 8: 0.26 to 0.18 ms; one
-        // block a branch left the loads too few in flight to reach the memory's speed). Narrower ones,
-        // whose loads widen or convert, lost 10-15% with it, and test one block a branch.
+        // 32- and 64-bit elements and f16 bits: two blocks a branch (32 x 128k f32 with K = 8: 0.26 to
+        // 0.18 ms; f16 with K = 1, 0.100 to 0.081; one block a branch left the loads too few in flight to
+        // reach the memory's speed). Narrower ones, whose loads widen or convert, lost 10-15% with it, and
+        // test one block a branch.
+        while KIND == HALF && V::HALF_LANES && start + 2 * block <= row.len() {
+            // SAFETY: checked just above; T is f16 for HALF.
+            let (a, b) = unsafe {
+                (
+                    self.half_bits::<T, TEST>(row, start),
+                    self.half_bits::<T, TEST>(row, start + block),
+                )
+            };
+            if a | b != 0 {
+                return if a != 0 { (start, a) } else { (start + block, b) };
+            }
+            start += 2 * block;
+        }
         while size_of::<T>() >= 4 && start + 2 * block <= row.len() {
             // SAFETY: checked just above.
             let (a, b) = unsafe {
@@ -847,6 +875,10 @@ impl<V: Vector> Prepared<V> {
         start: usize,
         lanes: &Lanes<V>,
     ) -> u64 {
+        if KIND == HALF && V::HALF_LANES {
+            // SAFETY: the caller's precondition.
+            return unsafe { self.half_bits::<T, TEST>(row, start) };
+        }
         // SAFETY: the caller's precondition.
         let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
         let any = masks
@@ -856,6 +888,26 @@ impl<V: Vector> Prepared<V> {
             return 0;
         }
         bits_of::<V>(&masks)
+    }
+
+    /// [`bits_with`](Self::bits_with) for `HALF` in 16-bit lanes: `UNROLL / 2` registers of 16-bit lanes, whose
+    /// tests come as bits already (kept out of the masks of 32-bit lanes: splitting them per `LANES`
+    /// made LLVM shuffle the masks through memory, and the loop 7 times slower).
+    ///
+    /// # Safety
+    /// `start + UNROLL · LANES <= row.len()`, and T is f16.
+    #[inline(always)]
+    unsafe fn half_bits<T: Element, const TEST: u8>(&self, row: &[T], start: usize) -> u64 {
+        debug_assert!(start + UNROLL * V::LANES <= row.len() && size_of::<T>() == 2);
+        let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
+        let mut bits = 0;
+        for pair in 0..UNROLL / 2 {
+            // SAFETY: the pair's 2 · LANES elements end at start + UNROLL · LANES at the latest, inside
+            // `row` (the caller's precondition), and T is f16 (2 bytes).
+            let raw = unsafe { V::load16(row.as_ptr().add(start + 2 * pair * V::LANES).cast()) };
+            bits |= half_test(raw, self.limit, self.negative_nan, test) << (2 * pair * V::LANES);
+        }
+        bits
     }
 
     /// The lane tests of the block of `row` from `start`, with the float test `TEST`.
@@ -872,22 +924,23 @@ impl<V: Vector> Prepared<V> {
         debug_assert!(start + UNROLL * V::LANES <= row.len(), "{start} of {}", row.len());
         let limit = self.limit;
         let mut masks = [V::eq(limit, limit); UNROLL];
+        let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
         for (u, mask) in masks.iter_mut().enumerate() {
             // SAFETY: the u-th vector of the block ends at start + UNROLL · LANES at the latest, inside `row`
             // (the caller's precondition); T is one of the crate's element types, of the lane's width or less.
             let raw = unsafe {
                 let ptr = row.as_ptr().add(start + u * V::LANES);
-                // HALF_FLOAT: T is f16 (2 bytes), and the vector converts it.
-                if KIND == HALF_FLOAT {
+                // HALF: T is f16 (2 bytes), and the vector converts it (16-bit lanes do not come here).
+                if KIND == HALF {
                     V::load_half(ptr.cast())
                 } else {
                     V::load(ptr)
                 }
             };
             *mask = match KIND {
-                NATIVE_FLOAT | HALF_FLOAT => match (TEST, self.test) {
-                    (LESS, _) | (AT_RUN_TIME, FloatTest::Less) => raw.float_lt(limit),
-                    (LESS_OR_EQUAL, _) | (AT_RUN_TIME, FloatTest::LessOrEqual) => raw.float_le(limit),
+                NATIVE_FLOAT | HALF => match test {
+                    LESS => raw.float_lt(limit),
+                    LESS_OR_EQUAL => raw.float_le(limit),
                     _ => raw.float_nle(limit),
                 },
                 _ => keys::<V, KIND>(raw, lanes).lt(limit),
@@ -901,23 +954,40 @@ impl<V: Vector> Prepared<V> {
         Prepared {
             key: 0,
             limit: V::splat(0),
-            test: FloatTest::Less,
+            negative_nan: V::splat(u64::MAX),
+            test: LESS,
         }
     }
 
     #[inline(always)]
     fn new<const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
         let (limit, test) = match KIND {
-            NATIVE_FLOAT => float_limit(key, flip, map),
-            HALF_FLOAT => {
-                let (half, test) = float_limit(key, flip, map);
-                (u64::from(half::f16::from_bits(half as u16).to_f32().to_bits()), test)
+            NATIVE_FLOAT => {
+                let (value, test) = float_limit(key, flip, map);
+                (value, test.code())
             }
-            _ => (key, FloatTest::Less),
+            HALF if V::HALF_LANES => {
+                let (half, test) = half_limit(float_limit(key, flip, map));
+                // The same 16 bits in both halves of every 32-bit lane.
+                (half * 0x1_0001, test)
+            }
+            HALF => {
+                let (half, test) = float_limit(key, flip, map);
+                (
+                    u64::from(half::f16::from_bits(half as u16).to_f32().to_bits()),
+                    test.code(),
+                )
+            }
+            _ => (key, LESS),
+        };
+        let negative_nan = match test {
+            HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN => (F16_INFINITY | 0x8000) * 0x1_0001,
+            _ => u64::MAX,
         };
         Prepared {
             key,
             limit: V::splat(limit),
+            negative_nan: V::splat(negative_nan),
             test,
         }
     }
@@ -933,15 +1003,56 @@ fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
     bits
 }
 
-// [`FloatTest`] as the const parameter of the hot loop.
+// How lanes are compared with the prepared limit, as the const parameter of the hot loop: the
+// [`FloatTest`]s, and the tests of f16 bits in 16-bit lanes ([`half_test`]).
 const LESS: u8 = 0;
 const LESS_OR_EQUAL: u8 = 1;
 const NOT_LESS_OR_EQUAL: u8 = 2;
+const HALF_BELOW_SIGNED: u8 = 3;
+const HALF_ABOVE: u8 = 4;
+const HALF_ABOVE_SIGNED_OR_NAN: u8 = 5;
+const HALF_BELOW_OR_NAN: u8 = 6;
 /// The test matched per block, in the one copy of the cold paths.
-const AT_RUN_TIME: u8 = 3;
+const AT_RUN_TIME: u8 = 7;
+
+/// The lanes of `raw` (f16 bits in 16-bit lanes) that pass `test` against `limit` and `negative_nan`,
+/// as bits.
+#[inline(always)]
+fn half_test<V: Vector>(raw: V, limit: V, negative_nan: V, test: u8) -> u64 {
+    match test {
+        HALF_BELOW_SIGNED => raw.lt16_signed(limit),
+        HALF_ABOVE => raw.gt16(limit),
+        HALF_ABOVE_SIGNED_OR_NAN => raw.gt16_signed(limit) | raw.gt16(negative_nan),
+        _ => raw.lt16(limit) | raw.gt16(negative_nan),
+    }
+}
+
+/// The float test `(v, test)` of [`float_limit`] for f16, as integer compares of the raw bits
+/// (sign and magnitude) in 16-bit lanes: the value and the test constant for [`half_test`].
+///
+/// ```text
+/// x < v, v > +0       x <s v           (signed: every negative is below; positives by magnitude)
+/// x < v, v <= +0      x >u v|0x8000    (negatives of larger magnitude; +0 stands as -0)
+/// x <= +inf           x <s +inf + 1
+/// !(x <= v), v >= +0  x >s v  or  x >u -inf
+/// !(x <= v), v < -0   x <u v  or  x >u -inf   (every positive, negatives of smaller magnitude)
+/// ```
+/// `x >u -inf` is a negative NaN, which `!(x <= v)` passes. Exact, except that the two tests of
+/// `x < v` also pass negative NaNs: a lane test may pass too much, and these are rare.
+#[inline(always)]
+fn half_limit((v, test): (u64, FloatTest)) -> (u64, u8) {
+    let negative = v & 0x8000 != 0;
+    match test {
+        FloatTest::Less if !negative && v != 0 => (v, HALF_BELOW_SIGNED),
+        FloatTest::Less => (v | 0x8000, HALF_ABOVE),
+        FloatTest::LessOrEqual => (v + 1, HALF_BELOW_SIGNED),
+        FloatTest::NotLessOrEqual if !negative => (v, HALF_ABOVE_SIGNED_OR_NAN),
+        FloatTest::NotLessOrEqual => (v, HALF_BELOW_OR_NAN),
+    }
+}
 
 /// How f32/f64 lanes are compared with the float a limit stands for.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum FloatTest {
     /// `x < v` (false for NaN).
     Less,
@@ -949,6 +1060,18 @@ enum FloatTest {
     LessOrEqual,
     /// `!(x <= v)` (true for NaN).
     NotLessOrEqual,
+}
+
+impl FloatTest {
+    /// The hot loop's constant for this test.
+    #[inline(always)]
+    fn code(self) -> u8 {
+        match self {
+            FloatTest::Less => LESS,
+            FloatTest::LessOrEqual => LESS_OR_EQUAL,
+            FloatTest::NotLessOrEqual => NOT_LESS_OR_EQUAL,
+        }
+    }
 }
 
 /// The bits of a float `v`, and the comparison, that pass exactly the elements whose flipped key is
@@ -1128,6 +1251,41 @@ mod tests {
                         FloatTest::NotLessOrEqual => x.partial_cmp(&v).is_none_or(|o| o.is_gt()),
                     };
                     assert_eq!(got, want, "x {:#x} limit {limit:#x} flip {flip:#x}", x.to_bits());
+                }
+            }
+        }
+    }
+
+    /// The f16 bit tests of every limit pass every f16 whose key is below it, and besides those only
+    /// negative NaNs (which `x < v` may pass): checked over all 65536 values, for limits at and around
+    /// every key of interest.
+    #[test]
+    fn half_limits_pass_exactly_the_keys_below() {
+        let map = KeyMap::of::<half::f16>();
+        let key = |x: u16| u64::from(half::f16::from_bits(x).key());
+        let values = [
+            0u16, 0x8000, 1, 0x8001, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE01,
+        ];
+        let mut limits: Vec<u64> = values.iter().flat_map(|&x| [key(x) - 1, key(x), key(x) + 1]).collect();
+        limits.extend([1, 0xFFFE, 0xFFFF, 0x7FFF, 0x7FFE]);
+        for flip in [0, 0xFFFF] {
+            for &limit in limits.iter().filter(|&&l| (1..=0xFFFF).contains(&l)) {
+                let (v, test) = half_limit(float_limit(limit, flip, &map));
+                let v = v as u16;
+                for x in 0..=u16::MAX {
+                    let (signed, v_signed) = (x as i16, v as i16);
+                    let negative_nan = x > 0xFC00;
+                    let passes = match test {
+                        HALF_BELOW_SIGNED => signed < v_signed,
+                        HALF_ABOVE => x > v,
+                        HALF_ABOVE_SIGNED_OR_NAN => signed > v_signed || negative_nan,
+                        _ => x < v || negative_nan,
+                    };
+                    let want = (key(x) ^ flip) < limit;
+                    assert!(
+                        passes == want || (passes && negative_nan),
+                        "x {x:#x} limit {limit:#x} flip {flip:#x}: test {test} v {v:#x}"
+                    );
                 }
             }
         }

@@ -1,7 +1,10 @@
-//! AVX-512F: sixteen 32-bit or eight 64-bit lanes; compares give `k` mask registers, which are the bits.
+//! AVX-512F and BW: sixteen 32-bit or eight 64-bit lanes; compares give `k` mask registers, which are
+//! the bits.
 //!
-//! Only AVX-512F is needed: keys live in 32/64-bit lanes (8/16-bit elements are widened by
-//! `vpmovzx{b,w}d`), and F has the unsigned compares and mask blends of those widths.
+//! Keys live in 32/64-bit lanes (8/16-bit elements are widened by `vpmovzx{b,w}d`), and F has the
+//! unsigned compares and mask blends of those widths. BW adds the 16-bit compares that test f16 rows on
+//! their raw bits, 32 to a register (converting them to f32 first cost twice the memory's time); every
+//! AVX-512 CPU but the Xeon Phi has it.
 
 use core::arch::x86_64::*;
 
@@ -12,12 +15,12 @@ use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
-/// Proof that this CPU has AVX-512F and POPCNT: only [`Avx512::new`] makes one.
+/// Proof that this CPU has AVX-512F, AVX-512BW and POPCNT: only [`Avx512::new`] makes one.
 #[derive(Clone, Copy)]
 pub(crate) struct Avx512(());
 
 impl Avx512 {
-    /// The token, if the CPU (and the build, without `std`) has AVX-512F and POPCNT.
+    /// The token, if the CPU (and the build, without `std`) has AVX-512F, AVX-512BW and POPCNT.
     pub(crate) fn new() -> Option<Self> {
         crate::cpu::has_avx512().then_some(Avx512(()))
     }
@@ -31,7 +34,7 @@ impl Avx512 {
         buffer: &mut [E],
         emit: &mut Emit<'_>,
     ) {
-        // SAFETY: the token exists, so the CPU has AVX-512F and POPCNT.
+        // SAFETY: the token exists, so the CPU has AVX-512F, AVX-512BW and POPCNT.
         unsafe { select(seq, k, flip, buffer, emit) }
     }
 
@@ -49,14 +52,14 @@ impl Avx512 {
         flip: u64,
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
-        // SAFETY: the token exists, so the CPU has AVX-512F and POPCNT.
+        // SAFETY: the token exists, so the CPU has AVX-512F, AVX-512BW and POPCNT.
         unsafe { select_side::<T, E>(side, k, flip, emit) }
     }
 }
 
 /// # Safety
-/// The CPU has AVX-512F and POPCNT.
-#[target_feature(enable = "avx512f,popcnt")]
+/// The CPU has AVX-512F, AVX-512BW and POPCNT.
+#[target_feature(enable = "avx512f,avx512bw,popcnt")]
 unsafe fn select_side<T: Element, E: Entry>(
     side: &Side<'_, T>,
     k: usize,
@@ -67,8 +70,8 @@ unsafe fn select_side<T: Element, E: Entry>(
 }
 
 /// # Safety
-/// The CPU has AVX-512F and POPCNT.
-#[target_feature(enable = "avx512f,popcnt")]
+/// The CPU has AVX-512F, AVX-512BW and POPCNT.
+#[target_feature(enable = "avx512f,avx512bw,popcnt")]
 unsafe fn select<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
@@ -80,7 +83,8 @@ unsafe fn select<T: Element, E: Entry>(
 }
 
 // The vectors below are only created inside `select` and `select_side` above, which run only on a CPU with
-// AVX-512F (the token's invariant): that is the precondition every intrinsic call below relies on.
+// AVX-512F and AVX-512BW (the token's invariant): that is the precondition every intrinsic call below
+// relies on.
 
 #[derive(Clone, Copy)]
 struct U32x16(__m512i);
@@ -133,6 +137,32 @@ impl Vector for U32x16 {
         // SAFETY: AVX-512F (which has `vcvtph2ps` on 512 bits) is present (module invariant); the caller
         // guarantees 32 readable bytes.
         U32x16(unsafe { _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256(ptr.cast()))) })
+    }
+    const HALF_LANES: bool = true;
+    #[inline(always)]
+    unsafe fn load16(ptr: *const u16) -> Self {
+        // SAFETY: AVX-512F is present (module invariant); the caller guarantees 64 readable bytes.
+        U32x16(unsafe { _mm512_loadu_si512(ptr.cast()) })
+    }
+    #[inline(always)]
+    fn lt16_signed(self, other: Self) -> u64 {
+        // SAFETY: AVX-512BW is present (module invariant).
+        u64::from(unsafe { _mm512_cmplt_epi16_mask(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn gt16_signed(self, other: Self) -> u64 {
+        // SAFETY: AVX-512BW is present (module invariant).
+        u64::from(unsafe { _mm512_cmpgt_epi16_mask(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn lt16(self, other: Self) -> u64 {
+        // SAFETY: AVX-512BW is present (module invariant).
+        u64::from(unsafe { _mm512_cmplt_epu16_mask(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn gt16(self, other: Self) -> u64 {
+        // SAFETY: AVX-512BW is present (module invariant).
+        u64::from(unsafe { _mm512_cmpgt_epu16_mask(self.0, other.0) })
     }
     #[inline(always)]
     fn splat(value: u64) -> Self {
