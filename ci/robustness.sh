@@ -16,7 +16,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 # formatting (about 10 KB alone).
 FIRMWARE_BUDGET=${FIRMWARE_BUDGET:-32768}
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %d s of this script)\n' "$*" "$SECONDS"; }
 started=$SECONDS
 
 step "tools"
