@@ -14,8 +14,25 @@ use half::{bf16, f16};
 use crate::Direction;
 
 mod sealed {
-    pub trait Sealed {}
+    pub trait Sealed {
+        /// How [`Element::key`](super::Element::key) makes the key from the bits: one of
+        /// [`UNSIGNED_KEY`](super::UNSIGNED_KEY), [`SIGNED_KEY`](super::SIGNED_KEY),
+        /// [`FLOAT_KEY`](super::FLOAT_KEY). A constant, so that the engines' dispatch on it is decided when
+        /// they are compiled for a type (only that kind's filter is compiled); `arch::generic` checks it
+        /// against `key` itself.
+        const KEY_FORM: u8;
+    }
 }
+
+/// The engines' view of a type's key form (`Sealed` stays unnameable outside the crate).
+pub(crate) use sealed::Sealed;
+
+/// Keys are the bits: unsigned integers.
+pub(crate) const UNSIGNED_KEY: u8 = 0;
+/// Keys are the bits with the sign bit flipped: signed integers.
+pub(crate) const SIGNED_KEY: u8 = 1;
+/// Sign and magnitude: floats (negatives flipped, -0 as +0, NaN above everything).
+pub(crate) const FLOAT_KEY: u8 = 2;
 
 /// An unsigned key: `u8`, `u16`, `u32` or `u64`.
 pub trait Key: Copy + Ord + Send + Sync + 'static + sealed::Sealed {
@@ -39,7 +56,9 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
 
 macro_rules! keys {
     ($($t:ty),*) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Sealed for $t {
+            const KEY_FORM: u8 = UNSIGNED_KEY;
+        }
         impl Key for $t {
             const BITS: u32 = <$t>::BITS;
             #[inline(always)]
@@ -68,7 +87,9 @@ unsigned_elements!(u8, u16, u32, u64);
 
 macro_rules! signed_elements {
     ($($t:ident => $k:ident),*) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Sealed for $t {
+            const KEY_FORM: u8 = SIGNED_KEY;
+        }
         impl Element for $t {
             type Key = $k;
             const NAME: &'static str = stringify!($t);
@@ -84,7 +105,9 @@ signed_elements!(i8 => u8, i16 => u16, i32 => u32, i64 => u64);
 
 macro_rules! float_elements {
     ($($t:ident => $k:ident, $infinity:expr, $to_bits:expr, $zero:expr;)*) => {$(
-        impl sealed::Sealed for $t {}
+        impl sealed::Sealed for $t {
+            const KEY_FORM: u8 = FLOAT_KEY;
+        }
         impl Element for $t {
             type Key = $k;
             const NAME: &'static str = stringify!($t);

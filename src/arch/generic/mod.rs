@@ -51,7 +51,7 @@ use core::mem::size_of;
 
 use crate::arch::scalar;
 use crate::candidates::{Candidates, Sorter};
-use crate::element::{Element, Key, ordered_key};
+use crate::element::{Element, FLOAT_KEY, Key, SIGNED_KEY, Sealed, UNSIGNED_KEY, ordered_key};
 use crate::entry::{Emit, Entry, report};
 use crate::topk::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
@@ -67,9 +67,9 @@ const BAIL_MIN_RATIO: usize = 256;
 /// Elements sampled per selected element when a row bails out.
 const SAMPLE_RATIO: usize = 64;
 
-const UNSIGNED: u8 = 0;
-const SIGNED: u8 = 1;
-const FLOAT: u8 = 2;
+const UNSIGNED: u8 = UNSIGNED_KEY;
+const SIGNED: u8 = SIGNED_KEY;
+const FLOAT: u8 = FLOAT_KEY;
 /// f32 and f64: compared as floats against the value whose key is the limit (see [`float_limit`]).
 const NATIVE_FLOAT: u8 = 3;
 /// f16 on vectors with 16-bit lanes ([`Vector::HALF_LANES`]): the raw bits, two vectors' worth a
@@ -118,11 +118,13 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     emit: &mut Emit<'_>,
 ) {
     let map = KeyMap::of::<T>();
-    match map.kind {
+    // Every condition but f16's infinity is a constant once T and V are known: each engine compiles one
+    // or two kinds of filter per type, not all five (which took most of the fuzz and test builds' time).
+    match <T as Sealed>::KEY_FORM {
         UNSIGNED => filter_row::<V, S, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
         SIGNED => filter_row::<V, S, T, E, SIGNED>(row, k, flip, &map, buffer, emit),
-        FLOAT if size_of::<T>() >= 4 => filter_row::<V, S, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
-        FLOAT if (V::HALF_LANES || V::CONVERTS_HALF) && map.infinity == F16_INFINITY => {
+        _ if size_of::<T>() >= 4 => filter_row::<V, S, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
+        _ if size_of::<T>() == 2 && (V::HALF_LANES || V::CONVERTS_HALF) && map.infinity == F16_INFINITY => {
             filter_row::<V, S, T, E, HALF>(row, k, flip, &map, buffer, emit)
         }
         _ => filter_row::<V, S, T, E, FLOAT>(row, k, flip, &map, buffer, emit),
@@ -530,7 +532,7 @@ pub(crate) fn select_side<V32: Vector, V64: Vector, T: Element, E: Entry>(
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
     let map = KeyMap::of::<T>();
-    match (size_of::<T>() == 8, map.kind) {
+    match (size_of::<T>() == 8, <T as Sealed>::KEY_FORM) {
         (true, UNSIGNED) => side_filter::<V64, T, E, UNSIGNED>(side, k, flip, &map, emit),
         (true, SIGNED) => side_filter::<V64, T, E, SIGNED>(side, k, flip, &map, emit),
         (true, _) => side_filter::<V64, T, E, FLOAT>(side, k, flip, &map, emit),
@@ -1119,9 +1121,9 @@ fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTest) {
 const F16_INFINITY: u64 = 0x7C00;
 
 /// How raw bits become keys for one element type, probed from [`Element::key`] itself so that the
-/// lanes can never disagree with the scalar keys.
+/// lanes can never disagree with the scalar keys (the form of the key, a constant of the type, is
+/// checked against the same probe by a test).
 pub(crate) struct KeyMap {
-    kind: u8,
     sign: u64,
     ones: u64,
     infinity: u64,
@@ -1134,13 +1136,6 @@ impl KeyMap {
         let ones = u64::MAX >> (64 - bits);
         let sign = 1u64 << (bits - 1);
         let key = |raw: u64| from_bits::<T>(raw).key().widen();
-        let kind = if key(0) == 0 {
-            UNSIGNED
-        } else if key(sign) == 0 {
-            SIGNED
-        } else {
-            FLOAT
-        };
         // The largest finite magnitude's successor: IEEE infinity (f16 and bf16 share a width).
         let infinity = match bits {
             16 if key(0x7C01) == ones => F16_INFINITY,
@@ -1148,12 +1143,7 @@ impl KeyMap {
             32 => 0x7F80_0000,
             _ => 0x7FF0_0000_0000_0000,
         };
-        KeyMap {
-            kind,
-            sign,
-            ones,
-            infinity,
-        }
+        KeyMap { sign, ones, infinity }
     }
 }
 
@@ -1297,6 +1287,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The key form each type declares is the one its `key` has: the lanes' transforms follow the form.
+    #[test]
+    fn key_forms_agree_with_the_keys() {
+        fn probed<T: Element>() -> u8 {
+            let sign = 1u64 << (8 * size_of::<T>() - 1);
+            let key = |raw: u64| from_bits::<T>(raw).key().widen();
+            if key(0) == 0 {
+                UNSIGNED
+            } else if key(sign) == 0 {
+                SIGNED
+            } else {
+                FLOAT
+            }
+        }
+        fn check<T: Element>() {
+            assert_eq!(<T as Sealed>::KEY_FORM, probed::<T>(), "{}", T::NAME);
+        }
+        check::<u8>();
+        check::<u16>();
+        check::<u32>();
+        check::<u64>();
+        check::<i8>();
+        check::<i16>();
+        check::<i32>();
+        check::<i64>();
+        check::<f32>();
+        check::<f64>();
+        check::<half::f16>();
+        check::<half::bf16>();
     }
 
     /// Every engine this build has against the reference on rows of a few vectors (small enough for
