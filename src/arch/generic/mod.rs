@@ -13,8 +13,8 @@
 //!   compares of its raw bits where the ISA has 16-bit lanes (AVX-512BW: [`half_limit`], 32 a
 //!   register), else an IEEE compare after converting to f32 on load (F16C: [`Vector::load_half`]); the
 //!   other types' keys are computed exactly in the lanes (f16/bf16: sign → flip, -0 → +0, NaN → all
-//!   ones; signed: sign bit flipped) and compared unsigned. Passing lanes are re-keyed by the scalar code, so the lane test
-//!   may only ever pass too much, never too little;
+//!   ones; signed: sign bit flipped) and compared unsigned. Passing lanes are re-keyed by the scalar
+//!   code, so the lane test may only ever pass too much, never too little;
 //! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
 //! - the hot loop ([`Prepared::scan`]) holds only the compares and a branch: the pool is looked at after
 //!   survivors only, the float test is chosen outside it, and 32/64-bit rows (and f16 bits) test two
