@@ -2,7 +2,7 @@
 """A/B timing of `topk bench` builds on a noisy machine: the builds alternate ROUNDS times, and each
 keeps the best of its medians (a slow round is the machine's, not the build's).
 
-Usage: benches/ab.py "SHAPE DTYPE AXIS K DATA" BIN [BIN ...] [--rounds 5] [--reps 31]
+Usage: benches/ab.py "SHAPE DTYPE AXIS K DATA" BIN [BIN ...] [--rounds 5] [--reps 31] [--backend auto]
   e.g. benches/ab.py "32,128256 f16 1 50 normal" /tmp/topk-before target/release/examples/topk
 """
 import argparse, json, os, subprocess
@@ -13,13 +13,14 @@ def main():
     ap.add_argument("bins", nargs="+")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=31)
+    ap.add_argument("--backend", default="auto", help="passed to `topk bench` (e.g. portable)")
     a = ap.parse_args()
     shape, dtype, axis, k, data = a.case.split()
     best = {b: float("inf") for b in a.bins}
     for _ in range(a.rounds):
         for b in a.bins:
             out = subprocess.run([b, "bench", "--shape", shape, "--dtype", dtype, "--axis", axis, "--k", k,
-                                  "--data", data, "--reps", str(a.reps), "--json"],
+                                  "--data", data, "--reps", str(a.reps), "--backend", a.backend, "--json"],
                                  capture_output=True, text=True, check=True).stdout
             best[b] = min(best[b], json.loads(out.strip().splitlines()[-1])["median_s"] * 1e3)
     print(f"{a.case}: " + " ".join(f"{os.path.basename(b)}={t:.4f}" for b, t in best.items()) + " ms")
