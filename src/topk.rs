@@ -31,7 +31,7 @@ pub enum Backend {
     Naive,
     /// The threshold filter, one element at a time.
     Scalar,
-    /// The block threshold filter on plain arrays the compiler vectorises: every target.
+    /// The block threshold filter on the `wide` crate's vectors (SSE2, NEON, or arrays): every target.
     Portable,
     /// The block threshold filter on AVX2 registers (x86_64).
     Avx2,

@@ -4,7 +4,7 @@
 //! - `scalar`: the threshold filter one element at a time (strided rows of every SIMD engine too);
 //! - `generic`: the block filter, and the side-by-side filter for a non-last axis (one sequence per
 //!   lane), written once over [`crate::vector::Vector`];
-//! - `all::portable`: `generic` on plain arrays, for every target;
+//! - `all::portable`: `generic` on the `wide` crate's `u32x8` and `u64x4`, for every target;
 //! - `x86_64::{avx2, avx512}`, `aarch64::neon`: `generic` on each ISA's registers, behind a capability
 //!   token. The one `cfg` ladder choosing what is compiled is here; every SIMD arm says `not(miri)`.
 
@@ -89,7 +89,7 @@ impl Engine {
     pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) -> Option<()> {
         match self {
             Engine::Scalar => return None,
-            Engine::Portable => generic::network::sort::<all::portable::Lanes<u64, 4>>(entries, k),
+            Engine::Portable => generic::network::sort::<all::portable::U64x4>(entries, k),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
             Engine::Avx2(token) => token.network_sort(entries, k),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]

@@ -1,4 +1,4 @@
-//! The portable backend: the generic algorithms over plain arrays that the compiler vectorises for
-//! whatever the build targets (SSE2 on x86_64, NEON on aarch64, scalar code on a Cortex-M).
+//! The portable backend: the generic algorithms on the `wide` crate's vectors, which use what the build
+//! targets has (SSE2 on x86_64, NEON on aarch64, plain arrays, scalar code, on a Cortex-M).
 
 pub(crate) mod portable;
