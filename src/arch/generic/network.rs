@@ -28,6 +28,7 @@
 
 use core::marker::PhantomData;
 
+use crate::arch::generic::partition;
 use crate::candidates::{CoreSort, Sorter};
 use crate::entry::Entry;
 use crate::vector::{MAX_LANES, Vector};
@@ -276,6 +277,8 @@ pub(crate) fn kth_smallest<V: Vector>(v: &[V; 4], vectors: usize, k: usize) -> u
 pub(crate) trait SortPacked {
     /// [`sort`] on this ISA's 64-bit lanes.
     fn sort_packed(entries: &mut [u64], k: usize);
+    /// [`partition::select`] on this ISA's 64-bit lanes.
+    fn select_packed(words: &mut [u64], k: usize) -> bool;
 }
 
 /// The [`Sorter`] of the SIMD engines: `core`'s selection for the compactions, the network for the order
@@ -292,6 +295,12 @@ impl<V: SortPacked> Sorter for Network<V> {
 
     #[inline(always)]
     fn select<E: Entry>(entries: &mut [E], k: usize) -> bool {
+        // Up to `partition::SMALL`, the partition would hand the words straight to `core`.
+        if let Some(words) = E::packed(entries)
+            && words.len() > partition::SMALL
+        {
+            return V::select_packed(words, k);
+        }
         CoreSort::select(entries, k)
     }
 
@@ -302,7 +311,7 @@ impl<V: SortPacked> Sorter for Network<V> {
         };
         // Beyond one block, selecting first halves what the network sorts.
         if words.len() > BLOCK * MAX_LANES / 2 && k < words.len() {
-            CoreSort::select(words, k);
+            Self::select(words, k);
             if let Some(best) = words.get_mut(..k) {
                 V::sort_packed(best, k);
             }
