@@ -13,7 +13,7 @@ use crate::element::{Element, ordered_key};
 use crate::entry::Entry;
 
 /// How a buffer puts its best entries first: `core`'s selection and sort ([`CoreSort`]), or an engine's
-/// sorting network (`arch::generic::network`).
+/// sorting network and vectorised selection (`arch::generic::network`, `arch::generic::partition`).
 pub(crate) trait Sorter {
     /// Whether this is a sorting network, whose sorts of a few dozen entries cost less than keeping a
     /// sorted pool: rows short enough are then collected whole and sorted once (`arch::generic`).

@@ -129,4 +129,33 @@ pub(crate) trait Vector: Copy {
     fn max(self, other: Self) -> Self {
         Self::select(self.gt(other), self, other)
     }
+
+    // What the partition of `arch::generic::partition` needs.
+
+    /// The lanes whose bit is set in `bits` first, then the others, each group in lane order (bits from
+    /// `LANES` on are ignored). The default goes through memory: the lanes, written in their new order
+    /// into a stack array, loaded back (the partition runs on 64-bit lanes; any width is right here).
+    #[inline(always)]
+    fn partition_lanes(self, bits: u64) -> Self {
+        let lanes = self.lanes();
+        let bits = bits & (u64::MAX >> (64 - Self::LANES));
+        let mut out = [0u64; MAX_LANES];
+        let (mut set, mut clear) = (0, bits.count_ones() as usize);
+        for (i, &lane) in lanes.iter().enumerate().take(Self::LANES) {
+            let bit = (bits >> i & 1) as usize;
+            if let Some(slot) = out.get_mut(if bit == 1 { set } else { clear }) {
+                *slot = lane;
+            }
+            set += bit;
+            clear += 1 - bit;
+        }
+        if size_of::<Self>() == 8 * Self::LANES {
+            // SAFETY: `out` holds MAX_LANES >= LANES u64s, the lane width.
+            unsafe { Self::load(out.as_ptr()) }
+        } else {
+            let narrow = out.map(|lane| lane as u32);
+            // SAFETY: `narrow` holds MAX_LANES >= LANES u32s, the lane width.
+            unsafe { Self::load(narrow.as_ptr()) }
+        }
+    }
 }

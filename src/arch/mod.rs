@@ -100,6 +100,37 @@ impl Engine {
         Some(())
     }
 
+    /// Runs the vectorised selection on this engine's 64-bit lanes (`None` for the scalar engine): the
+    /// first `k` of `words` become the smallest, the `k`-th at `k - 1`.
+    #[cfg(test)]
+    pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> Option<bool> {
+        Some(match self {
+            Engine::Scalar => return None,
+            Engine::Portable => generic::partition::select::<all::portable::Lanes<u64, 4>>(words, k),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx2(token) => token.partition_select(words, k),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx512(token) => token.partition_select(words, k),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+            Engine::Neon(token) => token.partition_select(words, k),
+        })
+    }
+
+    /// `Vector::partition_lanes` on this engine's 64-bit lanes, if `words` is one vector's worth.
+    #[cfg(test)]
+    pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; crate::vector::MAX_LANES]> {
+        match self {
+            Engine::Scalar => None,
+            Engine::Portable => generic::partition::partition_lanes::<all::portable::Lanes<u64, 4>>(words, bits),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx2(token) => token.partition_lanes(words, bits),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx512(token) => token.partition_lanes(words, bits),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+            Engine::Neon(token) => token.partition_lanes(words, bits),
+        }
+    }
+
     /// Whether [`select_side`](Self::select_side) can ever take sequences (the SIMD engines).
     pub(crate) fn has_sides(self) -> bool {
         !matches!(self, Engine::Scalar)

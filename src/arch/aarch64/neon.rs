@@ -5,7 +5,7 @@ use core::arch::aarch64::*;
 
 use crate::arch::generic;
 #[cfg(test)]
-use crate::arch::generic::network;
+use crate::arch::generic::{network, partition};
 use crate::candidates::CoreSort;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
@@ -40,6 +40,20 @@ impl Neon {
     pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
         // SAFETY: the token exists, so the CPU has NEON.
         unsafe { network_sort(entries, k) }
+    }
+
+    /// The vectorised selection on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
+        // SAFETY: the token exists, so the CPU has NEON.
+        unsafe { partition_select(words, k) }
+    }
+
+    /// `Vector::partition_lanes` on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
+        // SAFETY: the token exists, so the CPU has NEON.
+        unsafe { partition_lanes(words, bits) }
     }
 
     /// Neighbouring sequences side by side on NEON lanes. Same contract as `arch::Engine::select_side`.
@@ -228,6 +242,25 @@ unsafe fn network_sort(entries: &mut [u64], k: usize) {
     network::sort::<U64x2>(entries, k);
 }
 
+/// The vectorised selection on NEON lanes, for its tests.
+///
+/// # Safety
+/// The CPU has NEON.
+#[cfg(test)]
+#[inline(never)]
+#[target_feature(enable = "neon")]
+unsafe fn partition_select(words: &mut [u64], k: usize) -> bool {
+    partition::select::<U64x2>(words, k)
+}
+
+/// # Safety
+/// The CPU has NEON.
+#[cfg(test)]
+#[target_feature(enable = "neon")]
+unsafe fn partition_lanes(words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
+    partition::partition_lanes::<U64x2>(words, bits)
+}
+
 #[derive(Clone, Copy)]
 struct U64x2(uint64x2_t);
 
@@ -338,6 +371,13 @@ impl Vector for U64x2 {
         // SAFETY: NEON is present (module invariant); `out` has at least 16 writable bytes.
         unsafe { vst1q_u64(out.as_mut_ptr(), self.0) };
         out
+    }
+    #[inline(always)]
+    fn partition_lanes(self, bits: u64) -> Self {
+        // Two lanes: only "lane 1 set, lane 0 clear" changes the order, into a swap.
+        let swap = if bits & 3 == 2 { u64::MAX } else { 0 };
+        // SAFETY: NEON is present (module invariant).
+        U64x2(unsafe { vbslq_u64(vdupq_n_u64(swap), vextq_u64::<1>(self.0, self.0), self.0) })
     }
 }
 

@@ -46,6 +46,12 @@
     allow(dead_code)
 )]
 pub(crate) mod network;
+// Used where the network is (the AVX-512 engine's compactions), and by the tests everywhere.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))),
+    allow(dead_code)
+)]
+pub(crate) mod partition;
 
 use core::mem::size_of;
 

@@ -6,7 +6,7 @@ use core::arch::x86_64::*;
 
 use crate::arch::generic;
 #[cfg(test)]
-use crate::arch::generic::network;
+use crate::arch::generic::{network, partition};
 use crate::candidates::CoreSort;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
@@ -41,6 +41,20 @@ impl Avx2 {
     pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
         // SAFETY: the token exists, so the CPU has AVX2.
         unsafe { network_sort(entries, k) }
+    }
+
+    /// The vectorised selection on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
+        // SAFETY: the token exists, so the CPU has AVX2 and POPCNT.
+        unsafe { partition_select(words, k) }
+    }
+
+    /// `Vector::partition_lanes` on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
+        // SAFETY: the token exists, so the CPU has AVX2.
+        unsafe { partition_lanes(words, bits) }
     }
 
     /// Neighbouring sequences side by side on AVX2 lanes. Same contract as `arch::Engine::select_side`.
@@ -241,6 +255,51 @@ unsafe fn network_sort(entries: &mut [u64], k: usize) {
     network::sort::<U64x4>(entries, k);
 }
 
+/// The vectorised selection on AVX2 lanes, for its tests.
+///
+/// # Safety
+/// The CPU has AVX2 and POPCNT.
+#[cfg(test)]
+#[inline(never)]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn partition_select(words: &mut [u64], k: usize) -> bool {
+    partition::select::<U64x4>(words, k)
+}
+
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(test)]
+#[target_feature(enable = "avx2")]
+unsafe fn partition_lanes(words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
+    partition::partition_lanes::<U64x4>(words, bits)
+}
+
+/// For each 4-bit mask, the `vpermd` indices that put the 64-bit lanes whose bit is set first, then the
+/// others (64-bit lane `j` is 32-bit lanes `2j` and `2j + 1`).
+const PARTITION: [[i32; 8]; 16] = {
+    let mut table = [[0; 8]; 16];
+    let mut bits = 0;
+    while bits < 16 {
+        let mut at = 0;
+        let mut pass = 0;
+        while pass < 2 {
+            let mut lane: usize = 0;
+            while lane < 4 {
+                // The set lanes in the first pass, the clear ones in the second.
+                if (bits >> lane & 1) ^ pass == 1 {
+                    table[bits][2 * at] = 2 * lane as i32;
+                    table[bits][2 * at + 1] = 2 * lane as i32 + 1;
+                    at += 1;
+                }
+                lane += 1;
+            }
+            pass += 1;
+        }
+        bits += 1;
+    }
+    table
+};
+
 #[derive(Clone, Copy)]
 struct U64x4(__m256i);
 
@@ -358,5 +417,11 @@ impl Vector for U64x4 {
         // SAFETY: AVX2 is present (module invariant); `out` has at least 32 writable bytes.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), self.0) };
         out
+    }
+    #[inline(always)]
+    fn partition_lanes(self, bits: u64) -> Self {
+        let index = &PARTITION[(bits & 15) as usize];
+        // SAFETY: AVX2 is present (module invariant); `index` is 32 readable bytes.
+        U64x4(unsafe { _mm256_permutevar8x32_epi32(self.0, _mm256_loadu_si256(index.as_ptr().cast())) })
     }
 }

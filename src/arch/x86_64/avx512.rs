@@ -10,6 +10,7 @@ use core::arch::x86_64::*;
 
 use crate::arch::generic;
 use crate::arch::generic::network::{self, Network, SortPacked};
+use crate::arch::generic::partition;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Sequence, Side};
@@ -42,6 +43,19 @@ impl Avx512 {
     #[cfg(test)]
     pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
         <U64x8 as SortPacked>::sort_packed(entries, k);
+    }
+
+    /// The vectorised selection on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
+        <U64x8 as SortPacked>::select_packed(words, k)
+    }
+
+    /// `Vector::partition_lanes` on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
+        // SAFETY: the token exists, so the CPU has AVX-512F.
+        unsafe { partition_lanes(words, bits) }
     }
 
     /// Neighbouring sequences side by side on AVX-512F lanes. Same contract as `arch::Engine::select_side`.
@@ -244,6 +258,28 @@ impl SortPacked for U64x8 {
         // SAFETY: a U64x8 exists only where AVX-512F is present (module invariant).
         unsafe { sort_packed(entries, k) }
     }
+    fn select_packed(words: &mut [u64], k: usize) -> bool {
+        // SAFETY: as above; POPCNT comes with it (the token checks it).
+        unsafe { select_packed(words, k) }
+    }
+}
+
+/// The vectorised selection on AVX-512F lanes, compiled once.
+///
+/// # Safety
+/// The CPU has AVX-512F and POPCNT.
+#[inline(never)]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn select_packed(words: &mut [u64], k: usize) -> bool {
+    partition::select::<U64x8>(words, k)
+}
+
+/// # Safety
+/// The CPU has AVX-512F.
+#[cfg(test)]
+#[target_feature(enable = "avx512f")]
+unsafe fn partition_lanes(words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
+    partition::partition_lanes::<U64x8>(words, bits)
 }
 
 /// The sorting network on AVX-512F lanes, compiled once.
@@ -255,6 +291,31 @@ impl SortPacked for U64x8 {
 unsafe fn sort_packed(entries: &mut [u64], k: usize) {
     network::sort::<U64x8>(entries, k);
 }
+
+/// For each 8-bit mask, the source lane of each lane of the result, a byte each (lane 0 in the low byte):
+/// the lanes whose bit is set first, then the others.
+const PARTITION: [u64; 256] = {
+    let mut table = [0; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        let mut at = 0;
+        let mut pass = 0;
+        while pass < 2 {
+            let mut lane: usize = 0;
+            while lane < 8 {
+                // The set lanes in the first pass, the clear ones in the second.
+                if (bits >> lane & 1) ^ pass == 1 {
+                    table[bits] |= (lane as u64) << (8 * at);
+                    at += 1;
+                }
+                lane += 1;
+            }
+            pass += 1;
+        }
+        bits += 1;
+    }
+    table
+};
 
 #[derive(Clone, Copy)]
 struct U64x8(__m512i);
@@ -364,5 +425,20 @@ impl Vector for U64x8 {
         // SAFETY: AVX-512F is present (module invariant); `out` has at least 64 writable bytes.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), self.0) };
         out
+    }
+    #[inline(always)]
+    fn partition_lanes(self, bits: u64) -> Self {
+        // One `vpermq`: the eight source lanes of the mask's order, a byte each, broadcast and shifted so
+        // that lane i's low three bits are byte i (`vpermq` reads no more). Compressing the set lanes and
+        // expanding the compressed clear ones above them (`vpcompressq`, `vpexpandq`, register forms) took
+        // three instructions of two micro-ops on the shuffle port: the partition ran at 1.3x `core`'s
+        // selection instead of 1.8-2.2x (Intel, 100k words).
+        let packed = PARTITION[(bits & 0xFF) as usize];
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe {
+            let shifts = _mm512_set_epi64(56, 48, 40, 32, 24, 16, 8, 0);
+            let index = _mm512_srlv_epi64(_mm512_set1_epi64(packed as i64), shifts);
+            _mm512_permutexvar_epi64(index, self.0)
+        })
     }
 }

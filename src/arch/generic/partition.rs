@@ -1,0 +1,518 @@
+//! Selection by vectorised partitioning (quickselect) on packed (key, position) words in 64-bit lanes,
+//! written once for every ISA: the compactions of the candidate buffer and the step that halves what the
+//! sorting network sorts, on the engine where it beats `core`'s selection (AVX-512: see
+//! `network::Network`; the other engines' tests run it too).
+//!
+//! ```text
+//! select(words, k):                         // the k smallest first, the k-th at k - 1
+//!     part = words
+//!     while part is longer than SMALL:
+//!         past WORK_RATIO · n words partitioned: stop
+//!         pivot = median of 16 evenly spaced words (8 on 2 lanes), sorted in registers
+//!         split = partition(part, pivot)     // part[..split] < pivot <= part[split..]
+//!         split == 0: no progress (equal words), stop
+//!         part = the side holding rank k - 1
+//!     core's select_nth_unstable on what is left
+//! partition(part, pivot):                   // in place, in the style of Bramas / x86-simd-sort
+//!     keep the first and the last UNROLL vectors in registers: UNROLL vectors of free room each side
+//!     while at least UNROLL vectors are unread:
+//!         load UNROLL vectors from the side with less free room
+//!         each: lanes < pivot first (partition_lanes), stored whole at the left write cursor and
+//!               again whole ending at the right one; the cursors move by the lanes that went there
+//!     the remaining words (fewer than UNROLL vectors) one at a time, then the vectors kept aside
+//! ```
+//! Tricks:
+//! - a vector is stored twice, whole, instead of its two parts masked: after the loads there are at
+//!   least UNROLL vectors of already-read room on either side, so a full store never reaches an unread
+//!   word, and what it writes past the lanes that stay is overwritten later;
+//! - [`Vector::partition_lanes`] is one permutation with indices from a table: `vpermd` on AVX2 (16
+//!   masks), `vpermq` on AVX-512 (256 masks, eight 3-bit indices a word);
+//! - eight vectors a step: which side the next loads come from depends on this step's counts (load,
+//!   compare, mask, popcount: a chain of about 15 cycles), which two vectors a step could not hide;
+//! - no recursion and no allocation: one side is kept, the other dropped; the stack holds a few vectors;
+//! - O(n) whatever the data: past a budget of `WORK_RATIO · n` words partitioned, or after a round that
+//!   moved nothing, `core`'s introselect (itself O(n)) finishes what is left.
+
+use crate::arch::generic::network;
+use crate::vector::{MAX_LANES, Vector};
+
+/// Slices at most this long are finished by `core`'s selection.
+pub(crate) const SMALL: usize = 128;
+
+/// Words partitioned before `core`'s selection takes over, in lengths of the input. With the pivot the
+/// median of 16, a selection partitions about 2-3 lengths on random words.
+const WORK_RATIO: usize = 6;
+
+/// Vectors per step of the partition loop.
+const UNROLL: usize = 8;
+
+/// Words sampled for the pivot (on at most four vectors: 8 on two lanes).
+const SAMPLES: usize = 16;
+
+/// How a selection went (the tests look at it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Rounds {
+    /// Partitions done.
+    pub(crate) rounds: usize,
+    /// Whether `core`'s selection took over a part longer than [`SMALL`] (work budget spent, or no
+    /// progress).
+    pub(crate) fell_back: bool,
+}
+
+/// Puts the `k` smallest words first with the `k`-th smallest at `k - 1` (nothing when `k` is 0 or past
+/// the end); says whether those `k` are in order (never: the contract of `Sorter::select`).
+#[inline(always)]
+pub(crate) fn select<V: Vector>(words: &mut [u64], k: usize) -> bool {
+    quickselect::<V>(words, k, WORK_RATIO);
+    false
+}
+
+/// [`select`] with a work budget of `work_ratio` lengths; says how it went.
+#[inline(always)]
+pub(crate) fn quickselect<V: Vector>(words: &mut [u64], k: usize, work_ratio: usize) -> Rounds {
+    debug_assert_eq!(size_of::<u64>() * V::LANES, size_of::<V>());
+    let mut rounds = Rounds::default();
+    let Some(rank) = k.checked_sub(1).filter(|&rank| rank < words.len()) else {
+        return rounds;
+    };
+    let mut budget = words.len().saturating_mul(work_ratio);
+    // The words in `lo..hi` are all that can still be at `rank`: the ones before are below them, the
+    // ones after above.
+    let (mut lo, mut hi) = (0, words.len());
+    let small = SMALL.max(2 * UNROLL * V::LANES);
+    while hi - lo > small {
+        let Some(part) = words.get_mut(lo..hi) else { break };
+        if part.len() > budget {
+            rounds.fell_back = true;
+            break;
+        }
+        budget -= part.len();
+        rounds.rounds += 1;
+        let pivot = pivot::<V>(part);
+        let split = partition::<V>(part, pivot);
+        if split == 0 {
+            // Every word is at least the pivot, which is one of them: equal words (never packed ones).
+            rounds.fell_back = true;
+            break;
+        }
+        if rank - lo < split {
+            hi = lo + split;
+        } else {
+            lo += split;
+        }
+    }
+    if let Some(part) = words.get_mut(lo..hi)
+        && let Some(at) = rank.checked_sub(lo).filter(|&at| at < part.len())
+    {
+        part.select_nth_unstable(at);
+    }
+    rounds
+}
+
+/// The median of [`SAMPLES`] evenly spaced words of `part` (fewer on vectors of two lanes).
+#[inline(always)]
+fn pivot<V: Vector>(part: &[u64]) -> u64 {
+    let vectors = match SAMPLES / V::LANES {
+        0 | 1 => 1,
+        2 | 3 => 2,
+        _ => 4,
+    };
+    let count = vectors * V::LANES;
+    let step = part.len() / count;
+    let mut sample = [u64::MAX; 4 * MAX_LANES];
+    for (i, word) in sample.iter_mut().take(count).enumerate() {
+        *word = part.get(i * step + step / 2).copied().unwrap_or(u64::MAX);
+    }
+    let mut v = [V::splat(u64::MAX); 4];
+    for (i, x) in v.iter_mut().take(vectors).enumerate() {
+        if let Some(lanes) = sample.get(i * V::LANES..(i + 1) * V::LANES) {
+            // SAFETY: the slice holds LANES u64s, the lane width of 64-bit vectors.
+            *x = unsafe { V::load(lanes.as_ptr()) };
+        }
+    }
+    network::kth_smallest(&v, vectors, count / 2)
+}
+
+/// Moves the words below `pivot` to the front of `words`, the others after them; returns how many are
+/// below. Slices shorter than `2 · UNROLL` vectors are left alone, with 0 returned.
+#[inline(always)]
+fn partition<V: Vector>(words: &mut [u64], pivot: u64) -> usize {
+    let lanes = V::LANES;
+    let len = words.len();
+    let aside = UNROLL * lanes;
+    if len < 2 * aside {
+        return 0;
+    }
+    let limit = V::splat(pivot);
+    // Only `base` touches the words from here on (no reference to them is used while it is live).
+    let base = words.as_mut_ptr();
+    let mut first = [V::splat(0); UNROLL];
+    let mut last = [V::splat(0); UNROLL];
+    for (i, (a, b)) in first.iter_mut().zip(last.iter_mut()).enumerate() {
+        // SAFETY: `len >= 2 · UNROLL · LANES`, so words `i · LANES ..` and `len - (UNROLL - i) · LANES ..`
+        // (LANES each, i < UNROLL) are in bounds.
+        unsafe {
+            *a = V::load(base.add(i * lanes));
+            *b = V::load(base.add(len - aside + i * lanes));
+        }
+    }
+    // Unread: `read..unread_end`; the left part is `..left`, the right part `right..`; the slots
+    // `left..read` and `unread_end..right` are free, `2 · UNROLL · LANES` of them at the top of each step.
+    let (mut left, mut read) = (0, aside);
+    let (mut unread_end, mut right) = (len - aside, len);
+    while unread_end - read >= aside {
+        // From the side with less room: it has at most UNROLL vectors of it, and UNROLL more after the
+        // loads, while the other side keeps at least UNROLL.
+        let from_left = read - left <= right - unread_end;
+        let at = if from_left { read } else { unread_end - aside };
+        let mut v = [V::splat(0); UNROLL];
+        for (i, x) in v.iter_mut().enumerate() {
+            debug_assert!(at + (i + 1) * lanes <= len);
+            // SAFETY: `read <= at` and `at + UNROLL · LANES <= unread_end <= len`.
+            *x = unsafe { V::load(base.add(at + i * lanes)) };
+        }
+        if from_left {
+            read += aside;
+        } else {
+            unread_end -= aside;
+        }
+        for x in v {
+            let below = V::bits(x.lt(limit));
+            let moved = x.partition_lanes(below);
+            debug_assert!(left + lanes <= read && unread_end + lanes <= right && right <= len);
+            // SAFETY: both sides have at least a vector of free room (see the loads), so the stores land
+            // in `left..read` and `unread_end..right`, inside the slice and on no unread word.
+            unsafe {
+                moved.store(base.add(left));
+                moved.store(base.add(right - lanes));
+            }
+            let below = below.count_ones() as usize;
+            left += below;
+            right -= lanes - below;
+        }
+    }
+    // The rest, fewer than UNROLL vectors, is copied out; then `left..right` is all free.
+    let mut rest = [0u64; UNROLL * MAX_LANES];
+    let rest_len = unread_end - read;
+    for (i, word) in rest.iter_mut().take(rest_len).enumerate() {
+        // SAFETY: `read + i < unread_end <= len`.
+        *word = unsafe { base.add(read + i).read() };
+    }
+    for &word in rest.iter().take(rest_len) {
+        debug_assert!(left < right && right <= len);
+        // SAFETY: `left..right` is free and holds at least `2 · UNROLL · LANES` more slots than words
+        // still to place, so `left < right <= len`.
+        unsafe {
+            base.add(left).write(word);
+            base.add(right - 1).write(word);
+        }
+        let below = usize::from(word < pivot);
+        left += below;
+        right -= 1 - below;
+    }
+    // Now `right - left == 2 · UNROLL · LANES`, the vectors kept aside: each one's two stores land in the
+    // free room (the last one's twice at the same place: `right - LANES == left` by then).
+    for x in first.into_iter().chain(last) {
+        let below = V::bits(x.lt(limit));
+        let moved = x.partition_lanes(below);
+        debug_assert!(left + lanes <= right && right <= len);
+        // SAFETY: `left + LANES <= right <= len`: the free room is whole vectors, one per vector left.
+        unsafe {
+            moved.store(base.add(left));
+            moved.store(base.add(right - lanes));
+        }
+        let below = below.count_ones() as usize;
+        left += below;
+        right -= lanes - below;
+    }
+    debug_assert_eq!(left, right);
+    left
+}
+
+/// `words` (one vector's worth) through [`Vector::partition_lanes`] with `bits`, for the tests.
+#[cfg(test)]
+#[inline(always)]
+pub(crate) fn partition_lanes<V: Vector>(words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
+    let lanes = words.get(..V::LANES).filter(|_| words.len() == V::LANES)?;
+    // SAFETY: the slice holds LANES u64s, the lane width of 64-bit vectors.
+    let v: V = unsafe { V::load(lanes.as_ptr()) };
+    Some(v.partition_lanes(bits).lanes())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::Backend;
+    use crate::arch::Engine;
+
+    fn engines() -> impl Iterator<Item = (Backend, Engine)> {
+        Backend::ALL.into_iter().filter_map(|b| Some((b, Engine::new(b)?)))
+    }
+
+    /// Selects `k` of `words` with `engine` and checks the result against `core`'s selection: the same
+    /// `k - 1`-th word, the same set before it (sorted), and still a permutation.
+    fn check(backend: Backend, engine: Engine, words: &[u64], k: usize, name: &str) {
+        let mut got = words.to_vec();
+        if engine.partition_select(&mut got, k).is_none() {
+            return;
+        }
+        let mut want = words.to_vec();
+        let what = || std::format!("{} {name} len {} k {k}", backend.name(), words.len());
+        if let Some(rank) = k.checked_sub(1).filter(|&r| r < words.len()) {
+            want.select_nth_unstable(rank);
+            assert_eq!(got[rank], want[rank], "{}: k-th", what());
+            let (mut a, mut b) = (got[..rank].to_vec(), want[..rank].to_vec());
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "{}: the first k", what());
+        } else {
+            assert_eq!(got, want, "{}: k out of range changes nothing", what());
+        }
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want, "{}: not a permutation", what());
+    }
+
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
+    #[test]
+    fn partition_lanes_puts_the_set_lanes_first() {
+        for (backend, engine) in engines() {
+            for lanes in [2usize, 4, 8] {
+                for bits in 0..1u64 << lanes {
+                    let words: Vec<u64> = (0..lanes as u64).map(|i| 100 + i).collect();
+                    let Some(got) = engine.partition_lanes(&words, bits) else {
+                        continue;
+                    };
+                    let got = &got[..lanes];
+                    let want: Vec<u64> = (0..lanes)
+                        .filter(|i| bits >> i & 1 == 1)
+                        .chain((0..lanes).filter(|i| bits >> i & 1 == 0))
+                        .map(|i| words[i])
+                        .collect();
+                    assert_eq!(got, want, "{} lanes {lanes} bits {bits:#b}", backend.name());
+                }
+            }
+        }
+    }
+
+    /// The default on 32-bit lanes too (none of the partition's vectors, but the method is any vector's).
+    #[test]
+    fn partition_lanes_default_on_32_bit_lanes() {
+        type Lanes = crate::arch::all::portable::Lanes<u32, 8>;
+        let words: [u32; 8] = core::array::from_fn(|i| 100 + i as u32);
+        for bits in 0..1u64 << 8 {
+            // SAFETY: `words` holds 8 u32s, the lanes and their width.
+            let v: Lanes = unsafe { Lanes::load(words.as_ptr()) };
+            let got = v.partition_lanes(bits).lanes();
+            let want: Vec<u64> = (0..8)
+                .filter(|i| bits >> i & 1 == 1)
+                .chain((0..8).filter(|i| bits >> i & 1 == 0))
+                .map(|i| u64::from(words[i]))
+                .collect();
+            assert_eq!(got[..8], want[..], "bits {bits:#b}");
+        }
+    }
+
+    /// Random words of every length to 600 (fewer under miri) and every k.
+    #[test]
+    fn selects_every_k_of_random_words() {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        let lengths: Vec<usize> = if cfg!(miri) {
+            [0, 1, 7, 64, 200].into()
+        } else {
+            (0..=600).collect()
+        };
+        for (backend, engine) in engines() {
+            for &len in &lengths {
+                let words: Vec<u64> = (0..len).map(|_| next()).collect();
+                // Packed words of few distinct keys (high bits), positions distinct.
+                let packed: Vec<u64> = (0..len as u64).map(|i| (next() % 3) << 32 | i).collect();
+                let ks: Vec<usize> = if cfg!(miri) {
+                    [0, 1, len / 2, len, len + 1].into()
+                } else {
+                    (0..=len + 1).collect()
+                };
+                for &k in &ks {
+                    check(backend, engine, &words, k, "random");
+                    check(backend, engine, &packed, k, "packed");
+                }
+            }
+        }
+    }
+
+    /// Long inputs, random and patterned, at a few ranks.
+    #[test]
+    fn selects_long_and_patterned_inputs() {
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+        let lengths: &[usize] = if cfg!(miri) {
+            &[300]
+        } else {
+            &[1000, 4097, 5000, 100_000]
+        };
+        for &len in lengths {
+            let n = len as u64;
+            // Musser's median-of-3 killer, for a pivot rule this module does not use: cheap to keep.
+            let mut killer: Vec<u64> = (0..n).collect();
+            let half = len / 2;
+            for i in 1..=half {
+                if i % 2 == 1 {
+                    killer[i - 1] = i as u64;
+                    killer[i] = (half + i) as u64;
+                }
+                killer[half + i - 1] = 2 * i as u64;
+            }
+            let inputs: [(&str, Vec<u64>); 9] = [
+                ("median-of-3 killer", killer),
+                ("sawtooth", (0..n).map(|i| (i % 97) << 32 | i).collect()),
+                ("random", (0..len).map(|_| next()).collect()),
+                ("ascending", (0..n).collect()),
+                ("descending", (0..n).rev().collect()),
+                ("organ pipe", (0..n).map(|i| i.min(n - 1 - i) << 32 | i).collect()),
+                ("equal keys", (0..n).map(|i| 7 << 32 | i).collect()),
+                ("equal words", std::vec![42; len]),
+                ("two words", (0..len).map(|_| next() & 1).collect()),
+            ];
+            for (backend, engine) in engines() {
+                for (name, words) in &inputs {
+                    let ks: Vec<usize> = if cfg!(miri) {
+                        [1, len / 2].into()
+                    } else {
+                        [1, 2, len / 100 + 1, len / 3, len / 2, len / 2 + 1, len - 1, len].into()
+                    };
+                    for k in ks {
+                        check(backend, engine, words, k, name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Random words take a few rounds; equal words stop at once; a budget too small falls back, and
+    /// the result is still right.
+    #[test]
+    fn worst_cases_fall_back() {
+        type Lanes = crate::arch::all::portable::Lanes<u64, 4>;
+        let len = if cfg!(miri) { 600 } else { 100_000 };
+        let mut next = xorshift(7);
+        let random: Vec<u64> = (0..len).map(|_| next()).collect();
+        let mut words = random.clone();
+        let rounds = quickselect::<Lanes>(&mut words, len / 2, WORK_RATIO);
+        assert!(
+            !rounds.fell_back && rounds.rounds <= 2 * len.ilog2() as usize,
+            "{rounds:?}"
+        );
+        let n = len as u64;
+        let patterns: [Vec<u64>; 4] = [
+            (0..n).collect(),
+            (0..n).rev().collect(),
+            (0..n).map(|i| i.min(n - 1 - i) << 32 | i).collect(),
+            (0..n).map(|i| (i % 97) << 32 | i).collect(),
+        ];
+        for (i, pattern) in patterns.iter().enumerate() {
+            for k in [1, len / 3, len / 2, len] {
+                let mut words = pattern.clone();
+                let rounds = quickselect::<Lanes>(&mut words, k, WORK_RATIO);
+                assert!(
+                    !rounds.fell_back && rounds.rounds <= 2 * len.ilog2() as usize,
+                    "{i} {k} {rounds:?}"
+                );
+            }
+        }
+        let mut words = std::vec![5u64; len];
+        assert_eq!(
+            quickselect::<Lanes>(&mut words, len / 2, WORK_RATIO),
+            Rounds {
+                rounds: 1,
+                fell_back: true
+            }
+        );
+        // A budget of one length: one round, then `core`.
+        let mut words = random.clone();
+        let rounds = quickselect::<Lanes>(&mut words, len / 3, 1);
+        assert_eq!(
+            rounds,
+            Rounds {
+                rounds: 1,
+                fell_back: true
+            }
+        );
+        let mut want = random.clone();
+        want.select_nth_unstable(len / 3 - 1);
+        assert_eq!(words[len / 3 - 1], want[len / 3 - 1]);
+        let (mut a, mut b) = (words[..len / 3].to_vec(), want[..len / 3].to_vec());
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b);
+    }
+
+    /// The measurement behind `network::Network`'s use of [`select`], with the results checked, on the
+    /// SIMD engines: `cargo test --release --lib select_against_core -- --ignored --nocapture`. Random
+    /// words, and what a compaction sees when every element enters (ascending data selected `Decreasing`):
+    /// the K kept, then K new ones, each below all before it.
+    #[test]
+    #[ignore]
+    fn select_against_core() {
+        use std::time::Instant;
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        for len in [64usize, 128, 192, 256, 384, 512, 1024, 2048, 4096, 10_000, 100_000] {
+            let copies = ((1 << 22) / len / 8).clamp(4, 64);
+            let random: Vec<Vec<u64>> = (0..copies).map(|_| (0..len).map(|_| next()).collect()).collect();
+            let descending: Vec<Vec<u64>> = (0..copies)
+                .map(|c| {
+                    let n = len as u64;
+                    let mut words: Vec<u64> = (0..n).map(|i| (n - i + c as u64) << 32 | i).collect();
+                    words[..len / 2].reverse();
+                    words
+                })
+                .collect();
+            let reps = (20_000_000 / len).clamp(50, 200_000);
+            for (name, data) in [("random", &random), ("entering", &descending)] {
+                let time = |f: &mut dyn FnMut(&mut [u64])| {
+                    let mut best = f64::MAX;
+                    for _ in 0..5 {
+                        let mut work: Vec<Vec<u64>> = data.clone();
+                        let t = Instant::now();
+                        for r in 0..reps {
+                            let w = &mut work[r % data.len()];
+                            w.copy_from_slice(&data[r % data.len()]);
+                            f(w);
+                        }
+                        best = best.min(t.elapsed().as_secs_f64() * 1e9 / reps as f64);
+                    }
+                    best
+                };
+                let copy = time(&mut |_| {});
+                for k in [len / 2, len / 8] {
+                    let core = time(&mut |w| {
+                        w.select_nth_unstable(k - 1);
+                    });
+                    let mut line = std::format!("{name:8} len {len:6} k {k:5}: copy {copy:7.0} core {core:7.0}");
+                    for (backend, engine) in
+                        engines().filter(|(b, _)| !matches!(b, Backend::Scalar | Backend::Portable))
+                    {
+                        for words in data {
+                            check(backend, engine, words, k, "timed");
+                        }
+                        let simd = time(&mut |w| {
+                            engine.partition_select(w, k);
+                        });
+                        let ratio = (core - copy) / (simd - copy);
+                        line += &std::format!(" {} {simd:7.0} ({ratio:.2}x)", backend.name());
+                    }
+                    std::println!("{line} ns (copy included)");
+                }
+            }
+        }
+    }
+}
