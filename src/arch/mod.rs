@@ -106,7 +106,7 @@ impl Engine {
     pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> Option<bool> {
         Some(match self {
             Engine::Scalar => return None,
-            Engine::Portable => generic::partition::select::<all::portable::Lanes<u64, 4>>(words, k),
+            Engine::Portable => generic::partition::select::<all::portable::U64x4>(words, k),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
             Engine::Avx2(token) => token.partition_select(words, k),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
@@ -121,7 +121,7 @@ impl Engine {
     pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; crate::vector::MAX_LANES]> {
         match self {
             Engine::Scalar => None,
-            Engine::Portable => generic::partition::partition_lanes::<all::portable::Lanes<u64, 4>>(words, bits),
+            Engine::Portable => generic::partition::partition_lanes::<all::portable::U64x4>(words, bits),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
             Engine::Avx2(token) => token.partition_lanes(words, bits),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]

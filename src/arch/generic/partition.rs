@@ -309,7 +309,7 @@ mod tests {
     /// The default on 32-bit lanes too (none of the partition's vectors, but the method is any vector's).
     #[test]
     fn partition_lanes_default_on_32_bit_lanes() {
-        type Lanes = crate::arch::all::portable::Lanes<u32, 8>;
+        type Lanes = crate::arch::all::portable::U32x8;
         let words: [u32; 8] = core::array::from_fn(|i| 100 + i as u32);
         for bits in 0..1u64 << 8 {
             // SAFETY: `words` holds 8 u32s, the lanes and their width.
@@ -402,7 +402,7 @@ mod tests {
     /// the result is still right.
     #[test]
     fn worst_cases_fall_back() {
-        type Lanes = crate::arch::all::portable::Lanes<u64, 4>;
+        type Lanes = crate::arch::all::portable::U64x4;
         let len = if cfg!(miri) { 600 } else { 100_000 };
         let mut next = xorshift(7);
         let random: Vec<u64> = (0..len).map(|_| next()).collect();
