@@ -116,6 +116,23 @@ impl Engine {
         })
     }
 
+    /// Runs the vectorised quicksort on this engine's 64-bit lanes (`None` for the scalar engine): the
+    /// first `k` of `words` become the smallest, in order.
+    #[cfg(test)]
+    pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) -> Option<()> {
+        match self {
+            Engine::Scalar => return None,
+            Engine::Portable => generic::partition::sort::<all::portable::U64x4>(words, k),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx2(token) => token.partition_sort(words, k),
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx512(token) => token.partition_sort(words, k),
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+            Engine::Neon(token) => token.partition_sort(words, k),
+        }
+        Some(())
+    }
+
     /// `Vector::partition_lanes` on this engine's 64-bit lanes, if `words` is one vector's worth.
     #[cfg(test)]
     pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; crate::vector::MAX_LANES]> {

@@ -49,6 +49,13 @@ impl Neon {
         unsafe { partition_select(words, k) }
     }
 
+    /// The vectorised quicksort on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
+        // SAFETY: the token exists, so the CPU has NEON.
+        unsafe { partition_sort(words, k) }
+    }
+
     /// `Vector::partition_lanes` on these lanes (tests reach it through `arch::Engine`).
     #[cfg(test)]
     pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
@@ -251,6 +258,17 @@ unsafe fn network_sort(entries: &mut [u64], k: usize) {
 #[target_feature(enable = "neon")]
 unsafe fn partition_select(words: &mut [u64], k: usize) -> bool {
     partition::select::<U64x2>(words, k)
+}
+
+/// The vectorised quicksort on NEON lanes, for its tests.
+///
+/// # Safety
+/// The CPU has NEON.
+#[cfg(test)]
+#[inline(never)]
+#[target_feature(enable = "neon")]
+unsafe fn partition_sort(words: &mut [u64], k: usize) {
+    partition::sort::<U64x2>(words, k);
 }
 
 /// # Safety

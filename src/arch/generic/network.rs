@@ -1,8 +1,8 @@
 //! Bitonic sorting networks over [`Vector`] lanes, written once for every ISA: the final order of the
-//! K, short rows collected whole, rows where K is a large part of n (all on packed (key, position)
-//! entries in 64-bit lanes, on the engines where that beats `core`'s sort: see [`Network`]), and the
-//! K-th smallest of the group minima behind the prefix bound and the guessed cap (keys in 32- or 64-bit
-//! lanes, every engine).
+//! K (up to 512; beyond, the leaves of `partition::sort`), short rows collected whole, rows where K is a
+//! large part of n (all on packed (key, position) entries in 64-bit lanes, on the engines where that
+//! beats `core`'s sort: see [`Network`]), and the K-th smallest of the group minima behind the prefix
+//! bound and the guessed cap (keys in 32- or 64-bit lanes, every engine).
 //!
 //! ```text
 //! sort_vectors(v):                          // N vectors in registers, N a power of two
@@ -34,7 +34,7 @@ use crate::entry::Entry;
 use crate::vector::{MAX_LANES, Vector};
 
 /// Vectors a block holds in registers (AVX-512: 16 of the 32 registers, 128 entries).
-const BLOCK: usize = 16;
+pub(crate) const BLOCK: usize = 16;
 
 /// One compare-exchange step within each vector: lane `i` meets lane `i ^ m`, and the lanes with bit
 /// `d` set keep the larger (`d` is the bit in which `i` and `i ^ m` differ at the top).
@@ -279,6 +279,8 @@ pub(crate) trait SortPacked {
     fn sort_packed(entries: &mut [u64], k: usize);
     /// [`partition::select`] on this ISA's 64-bit lanes.
     fn select_packed(words: &mut [u64], k: usize) -> bool;
+    /// [`partition::sort`] on this ISA's 64-bit lanes.
+    fn quicksort_packed(words: &mut [u64], k: usize);
 }
 
 /// The [`Sorter`] of the AVX-512 engine: the network for the order of packed entries, and for their
@@ -297,7 +299,32 @@ pub(crate) trait SortPacked {
 /// (0.96-1.10x), hence the start at 129. On what a compaction sees when every element enters (descending
 /// runs) it wins as much or more (1.09x at 192, 1.9x at 512). The AVX2 engine keeps `core`'s selection:
 /// the same code on four lanes is 0.8-1.0x up to 512 entries, 1.2-1.4x from 1024.
+///
+/// Beyond 512 entries the sort is the quicksort of [`partition::sort`] (the partition above, the network
+/// on parts of one block, parts past K dropped), whatever K: the network's O(n log² n) loses to it as n
+/// grows. Measured (`partition::tests::sort_against_network`; the Intel Xeon with AVX-512, random u64, ns
+/// per call with a copy of 20-56k ns; "before" is the network, after the select when K < n):
+///
+/// | n, K            | before | quicksort | `core` |    | n, K           | before  | quicksort | `core`  |
+/// |-----------------|--------|-----------|--------|----|----------------|---------|-----------|---------|
+/// | 256, 256        | 898    | 1101      | 1591   |    | 2048, 2048     | 14723   | 10795     | 17706   |
+/// | 256, 128        | 727    | 847       | 1203   |    | 2048, 1024     | 7305    | 6424      | 11314   |
+/// | 512, 512        | 2176   | 2438      | 3835   |    | 10000, 10000   | 137144  | 65373     | 106240  |
+/// | 512, 256        | 1419   | 1521      | 2416   |    | 10000, 5000    | 67970   | 41332     | 64873   |
+/// | 768, 768        | 4291   | 3673      | 5861   |    | 100000, 100000 | 2200314 | 740960    | 1283522 |
+/// | 1024, 1024      | 5805   | 5257      | 9511   |    | 100000, 50000  | 1047539 | 424912    | 724083  |
+///
+/// (1.1x at 768 and 1024 entries, 1.4x at 2048, 2.2x at 10k, 3.1x at 100k against the network; 1.6-1.9x
+/// against `core`'s sort from 192 entries on.) Hence the quicksort beyond 512 entries. End to end (`topk
+/// bench`, `benches/ab.py`, 5 rounds): 1M f32, K = 100000: 4.18 -> 2.48 ms (AVX2, `core`'s sort: 3.55
+/// ms); K = 10000: 0.61 -> 0.51 ms; 1024 x 1024 f32, K = 512 and 32 x 128k f32, K = 1000: unchanged. The
+/// AVX2 engine keeps `core`'s sort: the quicksort on four lanes is 0.6-0.9x of it up to 2048 entries and
+/// 0.9-1.1x beyond (the network 0.3-1.0x).
 pub(crate) struct Network<V>(PhantomData<V>);
+
+/// Packed entries beyond this many (four blocks of AVX-512) are sorted by [`partition::sort`], whatever
+/// K (see [`Network`]).
+const QUICKSORT: usize = 4 * BLOCK * MAX_LANES;
 
 impl<V: SortPacked> Sorter for Network<V> {
     const NETWORK: bool = true;
@@ -318,8 +345,10 @@ impl<V: SortPacked> Sorter for Network<V> {
         let Some(words) = E::packed(entries) else {
             return CoreSort::sort(entries, k);
         };
-        // Beyond one block, selecting first halves what the network sorts.
-        if words.len() > BLOCK * MAX_LANES / 2 && k < words.len() {
+        if words.len() > QUICKSORT {
+            V::quicksort_packed(words, k);
+        } else if words.len() > BLOCK * MAX_LANES / 2 && k < words.len() {
+            // Beyond half a block, selecting first halves what the network sorts.
             Self::select(words, k);
             if let Some(best) = words.get_mut(..k) {
                 V::sort_packed(best, k);

@@ -1,7 +1,7 @@
-//! Selection by vectorised partitioning (quickselect) on packed (key, position) words in 64-bit lanes,
-//! written once for every ISA: the compactions of the candidate buffer and the step that halves what the
-//! sorting network sorts, on the engine where it beats `core`'s selection (AVX-512: see
-//! `network::Network`; the other engines' tests run it too).
+//! Selection and sorting by vectorised partitioning (quickselect, quicksort) on packed (key, position)
+//! words in 64-bit lanes, written once for every ISA: the compactions of the candidate buffer, the step
+//! that halves what the sorting network sorts, and the sort of more than 512 entries, on the engine where
+//! they beat `core`'s (AVX-512: see `network::Network`; the other engines' tests run them too).
 //!
 //! ```text
 //! select(words, k):                         // the k smallest first, the k-th at k - 1
@@ -13,6 +13,18 @@
 //!         split == 0: no progress (equal words), stop
 //!         part = the side holding rank k - 1
 //!     core's select_nth_unstable on what is left
+//! sort(words, k):                           // the k smallest first, in order
+//!     part = words; stack = []               // at most 64 pending parts
+//!     loop:
+//!         part starts at or after k: drop it
+//!         part fits one network block (BLOCK · LANES words): network::sort(part) in registers
+//!         past SORT_WORK_RATIO · n · (log2 n + 1) words partitioned: core's select and sort on part
+//!         else:
+//!             split = partition(part, pivot as in select)
+//!             split == 0: no progress (equal words), core's select and sort on part
+//!             right side starts at or after k: part = left side; continue
+//!             part = the smaller side, push the larger; continue
+//!         part = pop the stack, or stop when it is empty
 //! partition(part, pivot):                   // in place, in the style of Bramas / x86-simd-sort
 //!     keep the first and the last UNROLL vectors in registers: UNROLL vectors of free room each side
 //!     while at least UNROLL vectors are unread:
@@ -29,9 +41,15 @@
 //!   masks), `vpermq` on AVX-512 (256 masks, eight 3-bit indices a word);
 //! - eight vectors a step: which side the next loads come from depends on this step's counts (load,
 //!   compare, mask, popcount: a chain of about 15 cycles), which two vectors a step could not hide;
-//! - no recursion and no allocation: one side is kept, the other dropped; the stack holds a few vectors;
+//! - no recursion and no allocation: a selection keeps one side and drops the other; a sort goes on
+//!   with the smaller side and keeps the larger in a fixed array, each kept part at least twice what
+//!   follows it, so 64 entries hold any slice (were it full, `core` would sort the larger side at once);
 //! - O(n) whatever the data: past a budget of `WORK_RATIO · n` words partitioned, or after a round that
-//!   moved nothing, `core`'s introselect (itself O(n)) finishes what is left.
+//!   moved nothing, `core`'s introselect (itself O(n)) finishes what is left; a sort is O(n log n) the
+//!   same way, with a budget of `SORT_WORK_RATIO · n · (log2 n + 1)` words (random words take about
+//!   `n · log2(n / 128)`) and `core`'s select and sort (O(n log n)) on the parts left past it;
+//! - a sort's leaves are the network's in registers (up to 128 words on AVX-512): a leaf of two blocks
+//!   (the network merging them in memory) was slower from 2048 words on (100k: 782 against 724 us).
 
 use crate::arch::generic::network;
 use crate::vector::{MAX_LANES, Vector};
@@ -107,6 +125,110 @@ pub(crate) fn quickselect<V: Vector>(words: &mut [u64], k: usize, work_ratio: us
         part.select_nth_unstable(at);
     }
     rounds
+}
+
+/// Pending ranges a [`quicksort`] can hold: it continues with the smaller side of every split and keeps
+/// the larger, so each range kept is at least twice what follows it, and 64 cover any slice.
+const STACK: usize = 64;
+
+/// Words partitioned before a [`quicksort`] hands what is left to `core`'s sort, in lengths of the input
+/// times `log2` of it plus one. With the pivot the median of 16, random words take about `log2(n / 128)`
+/// lengths.
+const SORT_WORK_RATIO: usize = 2;
+
+/// Puts the `k` smallest words first in ascending order (`k` past the end: all of them); the others end
+/// in some order.
+#[inline(always)]
+pub(crate) fn sort<V: Vector>(words: &mut [u64], k: usize) {
+    quicksort::<V>(words, k, SORT_WORK_RATIO);
+}
+
+/// [`sort`] with a work budget of `work_ratio · (log2(n) + 1)` lengths; says how it went (`fell_back`:
+/// `core`'s sort took over a part longer than a leaf).
+#[inline(always)]
+pub(crate) fn quicksort<V: Vector>(words: &mut [u64], k: usize, work_ratio: usize) -> Rounds {
+    debug_assert_eq!(size_of::<u64>() * V::LANES, size_of::<V>());
+    let mut rounds = Rounds::default();
+    let len = words.len();
+    let k = k.min(len);
+    // Parts up to a block go to the network in registers; longer ones are long enough to partition.
+    let leaf = (network::BLOCK * V::LANES).max(2 * UNROLL * V::LANES);
+    let log = len.checked_ilog2().unwrap_or(0) as usize + 1;
+    let mut budget = len.saturating_mul(log).saturating_mul(work_ratio);
+    let mut stack = [(0usize, 0usize); STACK];
+    let mut pending = 0;
+    // The part `lo..hi` holds the words of ranks `lo..hi`, in some order.
+    let (mut lo, mut hi) = (0, len);
+    loop {
+        // Parts that start at or after `k` hold no word that must be final.
+        if lo < k
+            && let Some(part) = words.get_mut(lo..hi)
+        {
+            let needed = k - lo;
+            if part.len() <= leaf {
+                network::sort::<V>(part, needed.min(part.len()));
+            } else if part.len() > budget {
+                rounds.fell_back = true;
+                finish(part, needed);
+            } else {
+                budget -= part.len();
+                rounds.rounds += 1;
+                let pivot = pivot::<V>(part);
+                let split = partition::<V>(part, pivot);
+                if split == 0 || split >= part.len() {
+                    // Every word is at least the pivot: equal words (never packed ones).
+                    rounds.fell_back = true;
+                    finish(part, needed);
+                } else {
+                    let mid = lo + split;
+                    if mid >= k {
+                        // The right side holds ranks from `k` on: only the left one matters.
+                        hi = mid;
+                        continue;
+                    }
+                    // Both sides matter: go on with the smaller, keep the larger for later.
+                    let (now, later) = if split <= hi - mid {
+                        ((lo, mid), (mid, hi))
+                    } else {
+                        ((mid, hi), (lo, mid))
+                    };
+                    match stack.get_mut(pending) {
+                        Some(slot) => {
+                            *slot = later;
+                            pending += 1;
+                        }
+                        // Never for a slice that fits in memory (see `STACK`); sound all the same.
+                        None => {
+                            if let Some(rest) = words.get_mut(later.0..later.1) {
+                                finish(rest, k.saturating_sub(later.0));
+                            }
+                        }
+                    }
+                    (lo, hi) = now;
+                    continue;
+                }
+            }
+        }
+        let Some(next) = pending.checked_sub(1) else { break };
+        pending = next;
+        (lo, hi) = stack.get(next).copied().unwrap_or((0, 0));
+    }
+    rounds
+}
+
+/// `core`'s sort of what a [`quicksort`] could not split: the first `needed` words of `part` final.
+#[inline(always)]
+fn finish(part: &mut [u64], needed: usize) {
+    if needed < part.len() {
+        if let Some(rank) = needed.checked_sub(1) {
+            part.select_nth_unstable(rank);
+        }
+        if let Some(best) = part.get_mut(..needed) {
+            best.sort_unstable();
+        }
+    } else {
+        part.sort_unstable();
+    }
 }
 
 /// The median of [`SAMPLES`] evenly spaced words of `part` (fewer on vectors of two lanes).
@@ -471,6 +593,139 @@ mod tests {
         assert_eq!(a, b);
     }
 
+    /// Sorts `k` of `words` with `engine`'s quicksort and checks the first `k` against `core`'s sort of
+    /// the whole, and that the whole is still a permutation.
+    fn check_sort(backend: Backend, engine: Engine, words: &[u64], k: usize, name: &str) {
+        let mut got = words.to_vec();
+        if engine.partition_sort(&mut got, k).is_none() {
+            return;
+        }
+        let mut want = words.to_vec();
+        want.sort_unstable();
+        let k = k.min(words.len());
+        let what = || std::format!("{} {name} len {} k {k}", backend.name(), words.len());
+        assert_eq!(got[..k], want[..k], "{}: the first k", what());
+        got.sort_unstable();
+        assert_eq!(got, want, "{}: not a permutation", what());
+    }
+
+    /// The patterned inputs of the selection tests, `len` words each.
+    fn patterns(len: usize, next: &mut impl FnMut() -> u64) -> Vec<(&'static str, Vec<u64>)> {
+        let n = len as u64;
+        // Musser's median-of-3 killer, for a pivot rule this module does not use: cheap to keep.
+        let mut killer: Vec<u64> = (0..n).collect();
+        let half = len / 2;
+        for i in 1..=half {
+            if i % 2 == 1 {
+                killer[i - 1] = i as u64;
+                killer[i] = (half + i) as u64;
+            }
+            killer[half + i - 1] = 2 * i as u64;
+        }
+        std::vec![
+            ("median-of-3 killer", killer),
+            ("sawtooth", (0..n).map(|i| (i % 97) << 32 | i).collect()),
+            ("random", (0..len).map(|_| next()).collect()),
+            ("ascending", (0..n).collect()),
+            ("descending", (0..n).rev().collect()),
+            ("organ pipe", (0..n).map(|i| i.min(n - 1 - i) << 32 | i).collect()),
+            ("equal keys", (0..n).map(|i| 7 << 32 | i).collect()),
+            ("equal words", std::vec![42; len]),
+            ("two words", (0..len).map(|_| next() & 1).collect()),
+            ("all ones", std::vec![u64::MAX; len]),
+        ]
+    }
+
+    /// Random words of every length to 600 and a few long ones (fewer under miri), at k 1, half, all.
+    #[test]
+    fn sorts_random_words() {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        let lengths: Vec<usize> = if cfg!(miri) {
+            [0, 1, 7, 65, 200].into()
+        } else {
+            (0..=600).chain([1000, 5000, 100_000]).collect()
+        };
+        let ks = |len: usize| -> Vec<usize> {
+            if cfg!(miri) {
+                [1, len / 2, len].into()
+            } else {
+                [0, 1, len / 2, len, len + 1].into()
+            }
+        };
+        for (backend, engine) in engines() {
+            for &len in &lengths {
+                let words: Vec<u64> = (0..len).map(|_| next()).collect();
+                let packed: Vec<u64> = (0..len as u64).map(|i| (next() % 3) << 32 | i).collect();
+                for k in ks(len) {
+                    check_sort(backend, engine, &words, k, "random");
+                    check_sort(backend, engine, &packed, k, "packed");
+                }
+            }
+        }
+    }
+
+    /// Patterned inputs, long and short, at a few k.
+    #[test]
+    fn sorts_patterned_inputs() {
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
+        let lengths: &[usize] = if cfg!(miri) {
+            &[200]
+        } else {
+            &[129, 257, 1000, 4097, 5000, 100_000]
+        };
+        for &len in lengths {
+            for (backend, engine) in engines() {
+                for (name, words) in &patterns(len, &mut next) {
+                    let ks: Vec<usize> = if cfg!(miri) {
+                        [len / 2].into()
+                    } else {
+                        [1, 2, len / 100 + 1, len / 3, len / 2, len / 2 + 1, len - 1, len].into()
+                    };
+                    for k in ks {
+                        check_sort(backend, engine, words, k, name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Random and patterned words take at most about `log2(n)` partitions a level and never fall back;
+    /// equal words and a budget too small fall back to `core`'s sort, and the result is still right.
+    #[test]
+    fn quicksort_worst_cases_fall_back() {
+        type Lanes = crate::arch::all::portable::U64x4;
+        let len = if cfg!(miri) { 256 } else { 100_000 };
+        let ks: &[usize] = if cfg!(miri) { &[len / 2] } else { &[1, len / 2, len] };
+        let mut next = xorshift(11);
+        for (name, words) in patterns(len, &mut next) {
+            for &k in ks {
+                let mut got = words.clone();
+                let rounds = quicksort::<Lanes>(&mut got, k, SORT_WORK_RATIO);
+                let mut want = words.clone();
+                want.sort_unstable();
+                assert_eq!(got[..k], want[..k], "{name} {k}");
+                let repeated = matches!(name, "equal words" | "two words" | "all ones");
+                assert_eq!(rounds.fell_back, repeated, "{name} {k} {rounds:?}");
+                // Every partition of a part longer than a leaf splits it: fewer partitions than leaves.
+                assert!(rounds.rounds <= 2 * len / 32, "{name} {k} {rounds:?}");
+            }
+        }
+        // A budget of zero: `core` sorts it all.
+        let random: Vec<u64> = (0..len).map(|_| next()).collect();
+        let mut words = random.clone();
+        let rounds = quicksort::<Lanes>(&mut words, len / 3, 0);
+        assert_eq!(
+            rounds,
+            Rounds {
+                rounds: 0,
+                fell_back: true
+            }
+        );
+        let mut want = random;
+        want.sort_unstable();
+        assert_eq!(words[..len / 3], want[..len / 3]);
+    }
+
     /// The measurement behind `network::Network`'s use of [`select`], with the results checked, on the
     /// SIMD engines: `cargo test --release --lib select_against_core -- --ignored --nocapture`. Random
     /// words, and what a compaction sees when every element enters (ascending data selected `Decreasing`):
@@ -527,6 +782,75 @@ mod tests {
                     }
                     std::println!("{line} ns (copy included)");
                 }
+            }
+        }
+    }
+
+    /// The measurement behind `network::Network`'s use of [`sort`], with the results checked, on the SIMD
+    /// engines: `cargo test --release --lib sort_against_network -- --ignored --nocapture`. Random words,
+    /// all of them sorted and the best half; against `core`'s sort (of the best half: select, then sort)
+    /// and what `Network::sort` did before (the network, after [`select`] beyond 64 words when k < n).
+    #[test]
+    #[ignore]
+    fn sort_against_network() {
+        use std::time::Instant;
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        for len in [
+            96usize, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, 10_000, 30_000, 100_000,
+        ] {
+            let copies = ((1 << 22) / len / 8).clamp(4, 64);
+            let data: Vec<Vec<u64>> = (0..copies).map(|_| (0..len).map(|_| next()).collect()).collect();
+            let reps = (20_000_000 / len).clamp(20, 100_000);
+            let time = |f: &mut dyn FnMut(&mut [u64])| {
+                let mut best = f64::MAX;
+                for _ in 0..5 {
+                    let mut work: Vec<Vec<u64>> = data.clone();
+                    let t = Instant::now();
+                    for r in 0..reps {
+                        let w = &mut work[r % data.len()];
+                        w.copy_from_slice(&data[r % data.len()]);
+                        f(w);
+                    }
+                    best = best.min(t.elapsed().as_secs_f64() * 1e9 / reps as f64);
+                }
+                best
+            };
+            let copy = time(&mut |_| {});
+            for k in [len, len / 2] {
+                let core = time(&mut |w| {
+                    if k < w.len() {
+                        w.select_nth_unstable(k - 1);
+                    }
+                    w[..k].sort_unstable();
+                });
+                let mut line = std::format!("len {len:6} k {k:6}: copy {copy:8.0} core {core:8.0}");
+                for (backend, engine) in engines().filter(|(b, _)| !matches!(b, Backend::Scalar | Backend::Portable)) {
+                    for words in &data {
+                        check_sort(backend, engine, words, k, "timed");
+                    }
+                    let network = time(&mut |w| {
+                        if w.len() > 64 && k < w.len() {
+                            if w.len() > SMALL {
+                                engine.partition_select(w, k);
+                            } else {
+                                w.select_nth_unstable(k - 1);
+                            }
+                            engine.network_sort(&mut w[..k], k);
+                        } else {
+                            engine.network_sort(w, k);
+                        }
+                    });
+                    let quick = time(&mut |w| {
+                        engine.partition_sort(w, k);
+                    });
+                    line += &std::format!(
+                        " | {} network {network:8.0} quicksort {quick:8.0} ({:.2}x network, {:.2}x core)",
+                        backend.name(),
+                        (network - copy) / (quick - copy),
+                        (core - copy) / (quick - copy)
+                    );
+                }
+                std::println!("{line} ns");
             }
         }
     }

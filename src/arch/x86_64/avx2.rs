@@ -50,6 +50,13 @@ impl Avx2 {
         unsafe { partition_select(words, k) }
     }
 
+    /// The vectorised quicksort on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
+        // SAFETY: the token exists, so the CPU has AVX2 and POPCNT.
+        unsafe { partition_sort(words, k) }
+    }
+
     /// `Vector::partition_lanes` on these lanes (tests reach it through `arch::Engine`).
     #[cfg(test)]
     pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
@@ -264,6 +271,17 @@ unsafe fn network_sort(entries: &mut [u64], k: usize) {
 #[target_feature(enable = "avx2,popcnt")]
 unsafe fn partition_select(words: &mut [u64], k: usize) -> bool {
     partition::select::<U64x4>(words, k)
+}
+
+/// The vectorised quicksort on AVX2 lanes, for its tests.
+///
+/// # Safety
+/// The CPU has AVX2 and POPCNT.
+#[cfg(test)]
+#[inline(never)]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn partition_sort(words: &mut [u64], k: usize) {
+    partition::sort::<U64x4>(words, k);
 }
 
 /// # Safety

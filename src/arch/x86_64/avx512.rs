@@ -51,6 +51,12 @@ impl Avx512 {
         <U64x8 as SortPacked>::select_packed(words, k)
     }
 
+    /// The vectorised quicksort on these lanes (tests reach it through `arch::Engine`).
+    #[cfg(test)]
+    pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
+        <U64x8 as SortPacked>::quicksort_packed(words, k);
+    }
+
     /// `Vector::partition_lanes` on these lanes (tests reach it through `arch::Engine`).
     #[cfg(test)]
     pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
@@ -262,6 +268,20 @@ impl SortPacked for U64x8 {
         // SAFETY: as above; POPCNT comes with it (the token checks it).
         unsafe { select_packed(words, k) }
     }
+    fn quicksort_packed(words: &mut [u64], k: usize) {
+        // SAFETY: as above: AVX-512F, and POPCNT with it.
+        unsafe { quicksort_packed(words, k) }
+    }
+}
+
+/// The vectorised quicksort on AVX-512F lanes, compiled once.
+///
+/// # Safety
+/// The CPU has AVX-512F and POPCNT.
+#[inline(never)]
+#[target_feature(enable = "avx512f,popcnt")]
+unsafe fn quicksort_packed(words: &mut [u64], k: usize) {
+    partition::sort::<U64x8>(words, k);
 }
 
 /// The vectorised selection on AVX-512F lanes, compiled once.
