@@ -370,6 +370,10 @@ mod tests {
     use crate::Backend;
     use crate::arch::Engine;
 
+    /// The long inputs' length: 100k when optimised (the qemu run), 20k in the unoptimised host build,
+    /// whose reference sorts of 100k words are slow.
+    const LONG: usize = if cfg!(debug_assertions) { 20_000 } else { 100_000 };
+
     fn engines() -> impl Iterator<Item = (Backend, Engine)> {
         Backend::ALL.into_iter().filter_map(|b| Some((b, Engine::new(b)?)))
     }
@@ -492,11 +496,7 @@ mod tests {
     #[test]
     fn selects_long_and_patterned_inputs() {
         let mut next = xorshift(0x2545_F491_4F6C_DD1D);
-        let lengths: &[usize] = if cfg!(miri) {
-            &[300]
-        } else {
-            &[1000, 4097, 5000, 100_000]
-        };
+        let lengths: &[usize] = if cfg!(miri) { &[300] } else { &[1000, 4097, 5000, LONG] };
         for &len in lengths {
             let n = len as u64;
             // Musser's median-of-3 killer, for a pivot rule this module does not use: cheap to keep.
@@ -540,7 +540,7 @@ mod tests {
     #[test]
     fn worst_cases_fall_back() {
         type Lanes = crate::arch::all::portable::U64x4;
-        let len = if cfg!(miri) { 600 } else { 100_000 };
+        let len = if cfg!(miri) { 600 } else { LONG };
         let mut next = xorshift(7);
         let random: Vec<u64> = (0..len).map(|_| next()).collect();
         let mut words = random.clone();
@@ -643,7 +643,7 @@ mod tests {
         let lengths: Vec<usize> = if cfg!(miri) {
             [0, 1, 7, 65, 200].into()
         } else {
-            (0..=600).chain([1000, 5000, 100_000]).collect()
+            (0..=600).chain([1000, 5000, LONG]).collect()
         };
         let ks = |len: usize| -> Vec<usize> {
             if cfg!(miri) {
@@ -671,7 +671,7 @@ mod tests {
         let lengths: &[usize] = if cfg!(miri) {
             &[200]
         } else {
-            &[129, 257, 1000, 4097, 5000, 100_000]
+            &[129, 257, 1000, 4097, 5000, LONG]
         };
         for &len in lengths {
             for (backend, engine) in engines() {
@@ -694,7 +694,7 @@ mod tests {
     #[test]
     fn quicksort_worst_cases_fall_back() {
         type Lanes = crate::arch::all::portable::U64x4;
-        let len = if cfg!(miri) { 256 } else { 100_000 };
+        let len = if cfg!(miri) { 256 } else { LONG };
         let ks: &[usize] = if cfg!(miri) { &[len / 2] } else { &[1, len / 2, len] };
         let mut next = xorshift(11);
         for (name, words) in patterns(len, &mut next) {
