@@ -498,28 +498,7 @@ mod tests {
         let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         let lengths: &[usize] = if cfg!(miri) { &[300] } else { &[1000, 4097, 5000, LONG] };
         for &len in lengths {
-            let n = len as u64;
-            // Musser's median-of-3 killer, for a pivot rule this module does not use: cheap to keep.
-            let mut killer: Vec<u64> = (0..n).collect();
-            let half = len / 2;
-            for i in 1..=half {
-                if i % 2 == 1 {
-                    killer[i - 1] = i as u64;
-                    killer[i] = (half + i) as u64;
-                }
-                killer[half + i - 1] = 2 * i as u64;
-            }
-            let inputs: [(&str, Vec<u64>); 9] = [
-                ("median-of-3 killer", killer),
-                ("sawtooth", (0..n).map(|i| (i % 97) << 32 | i).collect()),
-                ("random", (0..len).map(|_| next()).collect()),
-                ("ascending", (0..n).collect()),
-                ("descending", (0..n).rev().collect()),
-                ("organ pipe", (0..n).map(|i| i.min(n - 1 - i) << 32 | i).collect()),
-                ("equal keys", (0..n).map(|i| 7 << 32 | i).collect()),
-                ("equal words", std::vec![42; len]),
-                ("two words", (0..len).map(|_| next() & 1).collect()),
-            ];
+            let inputs = patterns(len, &mut next);
             for (backend, engine) in engines() {
                 for (name, words) in &inputs {
                     let ks: Vec<usize> = if cfg!(miri) {
