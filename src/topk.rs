@@ -392,7 +392,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let mut next = sequences.start;
         while next < sequences.end {
             next = self.each_side(next..sequences.end, |side, k, flip, emit| {
-                engine.select_side::<T, E>(side, k, flip, emit)
+                engine.select_side::<T>(side, k, flip, emit)
             });
             let coord = coordinates(self.input.sizes(), self.axis, next);
             let rest_of_run = (self.input.sizes()[inner] - coord[inner]).min(sequences.end - next);

@@ -159,3 +159,16 @@ pub(crate) trait Vector: Copy {
         }
     }
 }
+
+/// Asks the CPU to bring the cache line at `ptr` closer (a hint: no effect on what any load returns,
+/// and no fault for any address). A no-op where the ISA's hint is not available on stable Rust.
+#[inline(always)]
+pub(crate) fn prefetch<T>(ptr: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and cannot fault; SSE is in x86-64's baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(ptr.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}

@@ -252,7 +252,7 @@ sweeps! {
 
 /// A non-last axis whose neighbouring sequences are adjacent (the engines read them side by side, one
 /// per lane): neighbour counts around the lane counts (4, 8, 16) so that runs split into full groups and
-/// a remainder done one at a time, K up to the side-by-side limit (16) and just past it.
+/// a remainder done one at a time, K at both ends of each slot count (8, 16) and just past the side-by-side limit.
 fn sides<T: Bits>(seed: u64) {
     let mut rng = Rng(seed | 1);
     let shapes: &[(usize, usize)] = if cfg!(miri) {
@@ -263,7 +263,7 @@ fn sides<T: Bits>(seed: u64) {
     for &(n, neighbours) in shapes {
         for pattern in PATTERNS {
             let data = make::<T>(&mut rng, n * neighbours, pattern);
-            let mut ks: Vec<usize> = [1, 3, 8, 16, 17].into_iter().map(|k| k.min(n)).collect();
+            let mut ks: Vec<usize> = [1, 3, 8, 9, 16, 17].into_iter().map(|k| k.min(n)).collect();
             ks.dedup();
             for k in ks {
                 let direction = if rng.below(2) == 0 {

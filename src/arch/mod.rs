@@ -22,8 +22,8 @@ use crate::element::Element;
 use crate::entry::{Emit, Entry};
 use crate::topk::{Backend, Sequence, Side};
 
-/// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted on
-/// the stack).
+/// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted in
+/// vector slots).
 pub(crate) const SIDE_MAX_K: usize = generic::SMALL_K;
 
 /// A concrete engine, resolved (and its CPU support checked) once per call.
@@ -157,7 +157,7 @@ impl Engine {
     /// engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
     /// position)`; `1 <= k <= SIDE_MAX_K`.
     #[inline]
-    pub(crate) fn select_side<T: Element, E: Entry>(
+    pub(crate) fn select_side<T: Element>(
         self,
         side: &Side<'_, T>,
         k: usize,
@@ -166,13 +166,13 @@ impl Engine {
     ) -> usize {
         match self {
             Engine::Scalar => 0,
-            Engine::Portable => all::portable::select_side::<T, E>(side, k, flip, emit),
+            Engine::Portable => all::portable::select_side::<T>(side, k, flip, emit),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx2(token) => token.select_side::<T, E>(side, k, flip, emit),
+            Engine::Avx2(token) => token.select_side::<T>(side, k, flip, emit),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx512(token) => token.select_side::<T, E>(side, k, flip, emit),
+            Engine::Avx512(token) => token.select_side::<T>(side, k, flip, emit),
             #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Engine::Neon(token) => token.select_side::<T, E>(side, k, flip, emit),
+            Engine::Neon(token) => token.select_side::<T>(side, k, flip, emit),
         }
     }
 }

@@ -64,7 +64,7 @@ impl Neon {
     }
 
     /// Neighbouring sequences side by side on NEON lanes. Same contract as `arch::Engine::select_side`.
-    pub(crate) fn select_side<T: Element, E: Entry>(
+    pub(crate) fn select_side<T: Element>(
         self,
         side: &Side<'_, T>,
         k: usize,
@@ -72,20 +72,20 @@ impl Neon {
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
         // SAFETY: the token exists, so the CPU has NEON.
-        unsafe { select_side::<T, E>(side, k, flip, emit) }
+        unsafe { select_side::<T>(side, k, flip, emit) }
     }
 }
 
 /// # Safety
 /// The CPU has NEON.
 #[target_feature(enable = "neon")]
-unsafe fn select_side<T: Element, E: Entry>(
+unsafe fn select_side<T: Element>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    generic::select_side::<U32x4, U64x2, T, E>(side, k, flip, emit)
+    generic::select_side::<U32x4, U64x2, T>(side, k, flip, emit)
 }
 
 /// # Safety

@@ -33,13 +33,13 @@ pub(crate) fn select<T: Element, E: Entry>(
 }
 
 /// Neighbouring sequences side by side on portable lanes. Same contract as `arch::Engine::select_side`.
-pub(crate) fn select_side<T: Element, E: Entry>(
+pub(crate) fn select_side<T: Element>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    generic::select_side::<U32x8, U64x4, T, E>(side, k, flip, emit)
+    generic::select_side::<U32x8, U64x4, T>(side, k, flip, emit)
 }
 
 /// Whether `wide` has SIMD registers on this target. Where it has none (a Cortex-M), its vectors are

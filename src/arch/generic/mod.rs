@@ -517,21 +517,23 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     Outcome::Done
 }
 
-/// Reads up to `MAX_LANES` neighbouring sequences of `side` side by side, one per lane, and reports each
-/// one's first K through `emit(lane, rank, position)`. Returns the sequences taken: a multiple of
-/// `V::LANES`, or 0 (nothing reported) when `side` has fewer than `V::LANES` or `k > SMALL_K`.
+/// Reads `V::LANES` neighbouring sequences of `side` side by side, one per lane, and reports each one's
+/// first K through `emit(lane, rank, position)`. Returns the sequences taken: `V::LANES`, or 0 (nothing
+/// reported) when `side` has fewer, `k > SMALL_K`, or positions do not fit the lanes.
 ///
 /// ```text
-/// pools[lane] = the best K of sequence `lane` so far, sorted           // `Sorted`, on the stack
+/// best[0..S], at[0..S] = each lane's best keys so far, sorted, and their positions   // in registers
 /// for each position j (one vector: element j of every lane, adjacent in memory):
-///     if j < K: push every lane
-///     else if any key < limits (lane-wise): push the passing lanes, update their limits
+///     x = keys(row j)
+///     if j < K or any lane of x < best[S - 1]: insert x at j into every lane    // branch-free
 /// ```
-/// A non-last axis costs one vector compare per `LANES` elements, reading memory in order, instead of
-/// one strided (cache-missing) walk per sequence. Stack: `MAX_LANES` pools of `SMALL_K` entries (at
-/// most 4.5 KiB).
+/// The lanes' best K sit in the last K of `S` slots (8 or 16), the slots before them hold key 0 and
+/// never move, so the threshold is always the last slot. A non-last axis costs one vector compare per
+/// `LANES` elements, reading memory in order, and one `S`-step vector insertion when some lane's
+/// threshold falls, instead of one strided (cache-missing) walk per sequence, or a scalar insertion per
+/// passing lane. Stack: `2 · S` vectors (at most 2 KiB).
 #[inline(always)]
-pub(crate) fn select_side<V32: Vector, V64: Vector, T: Element, E: Entry>(
+pub(crate) fn select_side<V32: Vector, V64: Vector, T: Element>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
@@ -539,114 +541,119 @@ pub(crate) fn select_side<V32: Vector, V64: Vector, T: Element, E: Entry>(
 ) -> usize {
     let map = KeyMap::of::<T>();
     match (size_of::<T>() == 8, <T as Sealed>::KEY_FORM) {
-        (true, UNSIGNED) => side_filter::<V64, T, E, UNSIGNED>(side, k, flip, &map, emit),
-        (true, SIGNED) => side_filter::<V64, T, E, SIGNED>(side, k, flip, &map, emit),
-        (true, _) => side_filter::<V64, T, E, FLOAT>(side, k, flip, &map, emit),
-        (false, UNSIGNED) => side_filter::<V32, T, E, UNSIGNED>(side, k, flip, &map, emit),
-        (false, SIGNED) => side_filter::<V32, T, E, SIGNED>(side, k, flip, &map, emit),
-        (false, _) => side_filter::<V32, T, E, FLOAT>(side, k, flip, &map, emit),
+        (true, UNSIGNED) => side_slots::<V64, T, UNSIGNED>(side, k, flip, &map, emit),
+        (true, SIGNED) => side_slots::<V64, T, SIGNED>(side, k, flip, &map, emit),
+        (true, _) => side_slots::<V64, T, FLOAT>(side, k, flip, &map, emit),
+        (false, UNSIGNED) => side_slots::<V32, T, UNSIGNED>(side, k, flip, &map, emit),
+        (false, SIGNED) => side_slots::<V32, T, SIGNED>(side, k, flip, &map, emit),
+        (false, _) => side_slots::<V32, T, FLOAT>(side, k, flip, &map, emit),
     }
 }
 
+/// [`side_filter`] with as few slots as K needs: 8 (half the registers of AVX-512 for both arrays)
+/// or 16.
 #[inline(always)]
-fn side_filter<V: Vector, T: Element, E: Entry, const KIND: u8>(
+fn side_slots<V: Vector, T: Element, const KIND: u8>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
     map: &KeyMap,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    // Up to MAX_LANES sequences, a whole number of vectors: 16 f32 are one 64-byte cache line, read once.
-    let vectors = (MAX_LANES / V::LANES).min(side.count() / V::LANES);
-    let lanes = vectors * V::LANES;
-    if !(1..=SMALL_K).contains(&k) || lanes == 0 || side.len() < k {
+    if k <= HALF_K {
+        side_filter::<V, T, KIND, HALF_K>(side, k, flip, map, emit)
+    } else {
+        side_filter::<V, T, KIND, SMALL_K>(side, k, flip, map, emit)
+    }
+}
+
+/// Rows ahead of the current one that the side filter asks the cache for: its rows are a stride apart,
+/// where the hardware prefetchers of some cores (a Xeon here) do not follow.
+const SIDE_AHEAD: usize = 8;
+
+#[inline(always)]
+fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    let lanes = V::LANES;
+    // 32-bit lanes hold positions below 2^32.
+    let positions_fit = size_of::<V>() == 8 * lanes || u32::try_from(side.len()).is_ok();
+    if !(1..=S).contains(&k) || side.count() < lanes || side.len() < k || !positions_fit {
         return 0;
     }
     let constants = Lanes::<V>::new(map, flip);
-    let mut pools: [Sorted<E>; MAX_LANES] = core::array::from_fn(|_| Sorted::new(k));
-    let mut limits = Limits::default();
-    let mut limit = [V::splat(0); MAX_LANES];
-    for position in 0..side.len() {
-        // Checked once per row: the loads below need nothing else.
-        let Some(row) = side.row(position, lanes) else {
+    // Slots S - K.. hold the best K; the ones before hold the smallest key, which no element passes.
+    let first = S - k;
+    let (mut best, mut at) = ([V::splat(0); S], [V::splat(0); S]);
+    // The first K rows fill slots `first` on: every lane enters.
+    for position in 0..k {
+        let Some(x) = side_keys::<V, T, KIND>(side, position, &constants) else {
             return 0;
         };
-        if position < k {
-            // Filling: every lane enters; once each pool holds K, its K-th key is its lane's limit.
-            for (lane, (pool, &x)) in pools.iter_mut().zip(row).enumerate() {
-                pool.push(ordered_key(x, flip), position);
-                limits.set(lane, pool.threshold().unwrap_or(u64::MAX));
-            }
-            limits.load::<V, T>(&mut limit[..vectors]);
-            continue;
-        }
-        let mut bits = 0u64;
-        for (v, (chunk, &limit)) in row.chunks_exact(V::LANES).zip(&limit[..vectors]).enumerate() {
-            // SAFETY: `chunk` holds V::LANES elements of T, one of the crate's element types.
-            let raw = unsafe { V::load(chunk.as_ptr()) };
-            bits |= V::bits(keys::<V, KIND>(raw, &constants).lt(limit)) << (v * V::LANES);
-        }
-        if bits != 0 {
-            while bits != 0 {
-                let lane = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if let (Some(pool), Some(&x)) = (pools.get_mut(lane), row.get(lane)) {
-                    pool.push(ordered_key(x, flip), position);
-                    limits.set(lane, pool.threshold().unwrap_or(u64::MAX));
-                }
-            }
-            limits.load::<V, T>(&mut limit[..vectors]);
+        insert(&mut best, &mut at, x, position, first + position);
+    }
+    for position in k..side.len() {
+        let Some(x) = side_keys::<V, T, KIND>(side, position, &constants) else {
+            return 0;
+        };
+        if V::any(x.lt(best[S - 1])) {
+            insert(&mut best, &mut at, x, position, S);
         }
     }
-    for (lane, pool) in pools.into_iter().take(lanes).enumerate() {
-        pool.report(&mut |first, positions| {
-            for (rank, &position) in (first..).zip(positions) {
-                emit(lane, rank, position);
-            }
-        });
+    for (rank, slot) in at.iter().skip(first).enumerate() {
+        for (lane, &position) in slot.lanes().iter().take(lanes).enumerate() {
+            emit(lane, rank, position as usize);
+        }
     }
     lanes
 }
 
-/// Each lane's limit (keys strictly below it may enter), kept at both lane widths so that a vector
-/// reload is plain loads.
-struct Limits {
-    wide: [u64; MAX_LANES],
-    narrow: [u32; MAX_LANES],
+/// The keys of element `position` of the first `V::LANES` sequences of `side`; `None` if it has fewer.
+#[inline(always)]
+fn side_keys<V: Vector, T: Element, const KIND: u8>(
+    side: &Side<'_, T>,
+    position: usize,
+    constants: &Lanes<V>,
+) -> Option<V> {
+    // Checked once per row: the load below needs nothing else.
+    let row = side.row(position, V::LANES)?;
+    if let Some(ahead) = side.row(position + SIDE_AHEAD, V::LANES) {
+        crate::vector::prefetch(ahead.as_ptr());
+    }
+    // SAFETY: `row` holds V::LANES elements of T, one of the crate's element types.
+    Some(keys::<V, KIND>(unsafe { V::load(row.as_ptr()) }, constants))
 }
 
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            wide: [0; MAX_LANES],
-            narrow: [0; MAX_LANES],
-        }
+/// Inserts the keys `x` at `position` into each lane's sorted `best` (with positions `at`), whose slots
+/// from `filled` on are empty.
+///
+/// Slot i takes its lower neighbour where x went below that, x where x went below slot i only, else
+/// keeps its own: the slots above x move up one and the last falls out. Strict compares keep an equal
+/// key behind the earlier one (ties by position). From the top down, so that each slot reads its
+/// neighbour's old contents.
+#[inline(always)]
+fn insert<V: Vector, const S: usize>(best: &mut [V; S], at: &mut [V; S], x: V, position: usize, filled: usize) {
+    let p = V::splat(position as u64);
+    for i in (1..S).rev() {
+        let (here, lower) = (below(best, x, i, filled), below(best, x, i - 1, filled));
+        best[i] = V::select(lower, best[i - 1], V::select(here, x, best[i]));
+        at[i] = V::select(lower, at[i - 1], V::select(here, p, at[i]));
     }
+    let here = below(best, x, 0, filled);
+    best[0] = V::select(here, x, best[0]);
+    at[0] = V::select(here, p, at[0]);
 }
 
-impl Limits {
-    #[inline(always)]
-    fn set(&mut self, lane: usize, limit: u64) {
-        if let (Some(wide), Some(narrow)) = (self.wide.get_mut(lane), self.narrow.get_mut(lane)) {
-            // Keys of types narrower than 8 bytes fit 32 bits (the truncated all-ones is still above them).
-            (*wide, *narrow) = (limit, limit as u32);
-        }
-    }
-
-    /// The limits as vectors of `T`'s lane width.
-    #[inline(always)]
-    fn load<V: Vector, T>(&self, vectors: &mut [V]) {
-        for (v, vector) in vectors.iter_mut().enumerate().take(MAX_LANES / V::LANES) {
-            let first = v * V::LANES;
-            *vector = if size_of::<T>() == 8 {
-                // SAFETY: first + V::LANES <= MAX_LANES u64s (the `take`), the lane width of 8-byte types.
-                unsafe { V::load(self.wide.as_ptr().add(first)) }
-            } else {
-                // SAFETY: first + V::LANES <= MAX_LANES u32s (the `take`), the lane width of narrower types.
-                unsafe { V::load(self.narrow.as_ptr().add(first)) }
-            };
-        }
-    }
+/// The lanes where `x` goes below slot `i`: all of them if the slot is empty (from `filled` on).
+/// (A function, not a closure: a closure the compiler declines to inline loses the engine's target
+/// features, and each intrinsic in it becomes a call.)
+#[inline(always)]
+fn below<V: Vector, const S: usize>(best: &[V; S], x: V, i: usize, filled: usize) -> V::Mask {
+    if i >= filled { x.eq(x) } else { x.lt(best[i]) }
 }
 
 /// Where the filter keeps its candidates: the shared buffer, or for small K a sorted array.

@@ -65,7 +65,7 @@ impl Avx2 {
     }
 
     /// Neighbouring sequences side by side on AVX2 lanes. Same contract as `arch::Engine::select_side`.
-    pub(crate) fn select_side<T: Element, E: Entry>(
+    pub(crate) fn select_side<T: Element>(
         self,
         side: &Side<'_, T>,
         k: usize,
@@ -73,20 +73,20 @@ impl Avx2 {
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
         // SAFETY: the token exists, so the CPU has AVX2, F16C and POPCNT.
-        unsafe { select_side::<T, E>(side, k, flip, emit) }
+        unsafe { select_side::<T>(side, k, flip, emit) }
     }
 }
 
 /// # Safety
 /// The CPU has AVX2, F16C and POPCNT.
 #[target_feature(enable = "avx2,f16c,popcnt")]
-unsafe fn select_side<T: Element, E: Entry>(
+unsafe fn select_side<T: Element>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    generic::select_side::<U32x8, U64x4, T, E>(side, k, flip, emit)
+    generic::select_side::<U32x8, U64x4, T>(side, k, flip, emit)
 }
 
 /// # Safety

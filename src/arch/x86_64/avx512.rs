@@ -65,7 +65,7 @@ impl Avx512 {
     }
 
     /// Neighbouring sequences side by side on AVX-512F lanes. Same contract as `arch::Engine::select_side`.
-    pub(crate) fn select_side<T: Element, E: Entry>(
+    pub(crate) fn select_side<T: Element>(
         self,
         side: &Side<'_, T>,
         k: usize,
@@ -73,20 +73,20 @@ impl Avx512 {
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
         // SAFETY: the token exists, so the CPU has AVX-512F, AVX-512BW and POPCNT.
-        unsafe { select_side::<T, E>(side, k, flip, emit) }
+        unsafe { select_side::<T>(side, k, flip, emit) }
     }
 }
 
 /// # Safety
 /// The CPU has AVX-512F, AVX-512BW and POPCNT.
 #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-unsafe fn select_side<T: Element, E: Entry>(
+unsafe fn select_side<T: Element>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    generic::select_side::<U32x16, U64x8, T, E>(side, k, flip, emit)
+    generic::select_side::<U32x16, U64x8, T>(side, k, flip, emit)
 }
 
 /// # Safety
