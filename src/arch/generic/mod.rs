@@ -305,24 +305,93 @@ fn minima_bound<V: Vector, T: Element, const KIND: u8>(
     }
     let lanes = Lanes::<V>::new(map, flip);
     let mut minima = [V::splat(u64::MAX); UNROLL];
-    for round in 0..rounds {
-        for (v, minimum) in minima.iter_mut().enumerate().take(vectors) {
-            // SAFETY: round < rounds, so (round + 1) · groups <= row.len(), and the v-th vector of the round
-            // (v < vectors) ends there at the latest; T is one of the crate's element types, of the lane's
-            // width or less.
-            let raw = unsafe { V::load::<T>(row.as_ptr().add(round * groups + v * V::LANES)) };
-            // Keys in the lanes for every kind (f32/f64 too: a float compare cannot take a minimum of keys;
-            // IEEE compare-and-blend per vector was tried, and its latency chain cost more than the keys).
-            let key = match KIND {
-                NATIVE_FLOAT | HALF => keys::<V, FLOAT>(raw, &lanes),
-                _ => keys::<V, KIND>(raw, &lanes),
-            };
-            *minimum = key.min(*minimum);
+    if KIND == NATIVE_FLOAT && V::SPECIALIZE {
+        // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
+        // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
+        // copies of the loop took the firmware 4 KB over its flash budget). Decreasing compares negated values (the sign
+        // bit flipped), so that the better value is below in both directions; NaN, which IEEE compares
+        // leave out, is best in one direction and worst in the other (`better`).
+        let negate = V::splat(flip & map.sign);
+        let picked = if flip == 0 {
+            pick::<V, T, false>(row, vectors, rounds, negate)
+        } else {
+            pick::<V, T, true>(row, vectors, rounds, negate)
+        };
+        for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
+            *minimum = keys::<V, FLOAT>(picked.xor(negate), &lanes);
+        }
+    } else {
+        for round in 0..rounds {
+            for (v, minimum) in minima.iter_mut().enumerate().take(vectors) {
+                // SAFETY: vector `round · vectors + v` ends at `(round + 1) · groups <= row.len()` at the
+                // latest; T is one of the crate's element types, of the lane's width or less.
+                let raw = unsafe { nth_vector::<V, T>(row, round * vectors + v) };
+                let key = match KIND {
+                    NATIVE_FLOAT | HALF => keys::<V, FLOAT>(raw, &lanes),
+                    _ => keys::<V, KIND>(raw, &lanes),
+                };
+                *minimum = key.min(*minimum);
+            }
         }
     }
     // The K-th smallest minimum, by a sorting network on the minima (one vector of 16 on AVX-512: 10
     // steps, where counting each minimum's rank took 16 broadcasts, compares and popcounts).
     Some(network::kth_smallest(&minima, vectors, k))
+}
+
+/// Vector `j` of `row`: elements `j · LANES` on, each zero-extended to a lane.
+///
+/// # Safety
+/// `(j + 1) · LANES <= row.len()`, and `T` is one of the crate's element types of the lane's width or
+/// less.
+#[inline(always)]
+unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
+    // SAFETY: the caller's precondition.
+    unsafe { V::load::<T>(row.as_ptr().add(j * V::LANES)) }
+}
+
+/// For each of the `vectors · LANES` groups of [`minima_bound`], one of its elements at least as good as
+/// the rest, or an element counting as no better than that one, as raw bits xored with `negate` (the
+/// first `vectors` of the result). `NAN_BEST`: NaN is the best value (`Decreasing`), else the worst.
+///
+/// UNROLL chains of compare and blend, not one (its latency): vector j goes to chain j mod UNROLL, which
+/// holds the groups of vector j mod `vectors` (`vectors` divides UNROLL), and the chains merge at the end.
+#[inline(always)]
+fn pick<V: Vector, T, const NAN_BEST: bool>(row: &[T], vectors: usize, rounds: usize, negate: V) -> [V; UNROLL] {
+    let total = rounds * vectors;
+    debug_assert!(total * V::LANES <= row.len() && vectors >= 1 && UNROLL.is_multiple_of(vectors));
+    // Every `nth_vector` below reads a vector j < total, and total · LANES <= row.len() (the caller's
+    // `rounds`); T is f32 or f64, in lanes of its width.
+    let mut picked = [V::splat(0); UNROLL];
+    for (a, picked) in picked.iter_mut().enumerate() {
+        // SAFETY: see above; a % vectors < vectors <= total.
+        *picked = unsafe { nth_vector::<V, T>(row, a % vectors) }.xor(negate);
+    }
+    let whole = total - total % UNROLL;
+    for j in (0..whole).step_by(UNROLL) {
+        for (a, picked) in picked.iter_mut().enumerate() {
+            // SAFETY: see above; j + a < whole <= total.
+            let x = unsafe { nth_vector::<V, T>(row, j + a) }.xor(negate);
+            *picked = better::<V, NAN_BEST>(x, *picked);
+        }
+    }
+    for j in whole..total {
+        // SAFETY: see above.
+        let x = unsafe { nth_vector::<V, T>(row, j) }.xor(negate);
+        picked[j % vectors] = better::<V, NAN_BEST>(x, picked[j % vectors]);
+    }
+    for a in vectors..UNROLL {
+        picked[a % vectors] = better::<V, NAN_BEST>(picked[a], picked[a % vectors]);
+    }
+    picked
+}
+
+/// `x` where it is better than `y` (below, as IEEE floats), else `y`. With `NAN_BEST` a NaN `x` is
+/// better than any number; otherwise a NaN `y` is worse than anything.
+#[inline(always)]
+fn better<V: Vector, const NAN_BEST: bool>(x: V, y: V) -> V {
+    let nan = if NAN_BEST { x.float_nle(x) } else { y.float_nle(y) };
+    V::select(V::or_mask(x.float_lt(y), nan), x, y)
 }
 
 /// Elements below its cap the short-row path collects before it leaves the row to the filter.
