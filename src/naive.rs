@@ -11,7 +11,7 @@ use crate::entry::Emit;
 use crate::topk::{Backend, Sequence, TopK};
 use crate::{Direction, Error, Index, View, ViewMut};
 
-/// The whole operation through the reference engine: same validation, same outputs as [`crate::topk`].
+/// The whole operation through the reference engine: same validation, same outputs as [`crate::topk()`].
 pub fn topk<T: Element, I: Index, const D: usize>(
     input: View<'_, T, D>,
     axis: usize,
