@@ -292,34 +292,13 @@ pub(crate) trait SortPacked {
 /// network on the 512) against 3849. A compaction needs no order, and `core`'s O(n) select beats the
 /// O(n log² n) network from 64 entries on (200 entries: 295 against 412).
 ///
-/// The partition against `core`'s select (`partition::tests::select_against_core`; an Intel Xeon with
-/// AVX-512, half of random u64 selected, ns per call with a copy of 30-160 ns): 192 entries, 289 against
-/// 336; 256, 372 against 422; 512, 593 against 747; 1024, 900 against 1398; 4096, 4462 against 6901;
-/// 100k, 113k against 174k (1.15x to 2.1x once the copy is taken off). From 136 to 176 entries it is even
-/// (0.96-1.10x), hence the start at 129. On what a compaction sees when every element enters (descending
-/// runs) it wins as much or more (1.09x at 192, 1.9x at 512). The AVX2 engine keeps `core`'s selection:
-/// the same code on four lanes is 0.8-1.0x up to 512 entries, 1.2-1.4x from 1024.
-///
-/// Beyond 512 entries the sort is the quicksort of [`partition::sort`] (the partition above, the network
-/// on parts of one block, parts past K dropped), whatever K: the network's O(n log² n) loses to it as n
-/// grows. Measured (`partition::tests::sort_against_network`; the Intel Xeon with AVX-512, random u64, ns
-/// per call with a copy of 20-56k ns; "before" is the network, after the select when K < n):
-///
-/// | n, K            | before | quicksort | `core` |    | n, K           | before  | quicksort | `core`  |
-/// |-----------------|--------|-----------|--------|----|----------------|---------|-----------|---------|
-/// | 256, 256        | 898    | 1101      | 1591   |    | 2048, 2048     | 14723   | 10795     | 17706   |
-/// | 256, 128        | 727    | 847       | 1203   |    | 2048, 1024     | 7305    | 6424      | 11314   |
-/// | 512, 512        | 2176   | 2438      | 3835   |    | 10000, 10000   | 137144  | 65373     | 106240  |
-/// | 512, 256        | 1419   | 1521      | 2416   |    | 10000, 5000    | 67970   | 41332     | 64873   |
-/// | 768, 768        | 4291   | 3673      | 5861   |    | 100000, 100000 | 2200314 | 740960    | 1283522 |
-/// | 1024, 1024      | 5805   | 5257      | 9511   |    | 100000, 50000  | 1047539 | 424912    | 724083  |
-///
-/// (1.1x at 768 and 1024 entries, 1.4x at 2048, 2.2x at 10k, 3.1x at 100k against the network; 1.6-1.9x
-/// against `core`'s sort from 192 entries on.) Hence the quicksort beyond 512 entries. End to end (`topk
-/// bench`, `benches/ab.py`, 5 rounds): 1M f32, K = 100000: 4.18 -> 2.48 ms (AVX2, `core`'s sort: 3.55
-/// ms); K = 10000: 0.61 -> 0.51 ms; 1024 x 1024 f32, K = 512 and 32 x 128k f32, K = 1000: unchanged. The
-/// AVX2 engine keeps `core`'s sort: the quicksort on four lanes is 0.6-0.9x of it up to 2048 entries and
-/// 0.9-1.1x beyond (the network 0.3-1.0x).
+/// The partition beats `core`'s select from 129 entries on (1.15x to 2.1x up to 100k on an Intel Xeon;
+/// `partition::tests::select_against_core`), and beyond 512 entries the sort is the quicksort of
+/// [`partition::sort`] (the partition, the network on parts of one block, parts past K dropped), whatever
+/// K: the network's O(n log² n) loses to it as n grows (1.1x at 1024 entries, 3.1x at 100k;
+/// `partition::tests::sort_against_network`). The measurements are in BENCHMARKS.md (fifth session). The
+/// AVX2 engine keeps `core`'s selection and sort: the same code on four lanes lost or tied up to 512
+/// entries (select) and 2048 (sort).
 pub(crate) struct Network<V>(PhantomData<V>);
 
 /// Packed entries beyond this many (four blocks of AVX-512) are sorted by [`partition::sort`], whatever
