@@ -211,8 +211,16 @@ mod tests {
     fn integer_keys_keep_order_at_the_extremes() {
         assert_eq!(i8::MIN.key(), 0);
         assert_eq!(i8::MAX.key(), u8::MAX);
-        for a in i8::MIN..=i8::MAX {
-            for b in i8::MIN..=i8::MAX {
+        // Every pair natively; miri (17 s for all 65,536 pairs of plain integer code, no `unsafe`) the
+        // values on either side of the sign flip and at the ends.
+        let every: [i8; 256] = core::array::from_fn(|i| i8::MIN.wrapping_add(i as i8));
+        let values: &[i8] = if cfg!(miri) {
+            &[i8::MIN, i8::MIN + 1, -2, -1, 0, 1, i8::MAX - 1, i8::MAX]
+        } else {
+            &every
+        };
+        for &a in values {
+            for &b in values {
                 assert_eq!(a.key().cmp(&b.key()), a.cmp(&b));
             }
         }

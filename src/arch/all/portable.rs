@@ -459,7 +459,11 @@ mod tests {
         // A mask's lanes as `select` sees them: all ones or all zeros.
         let full = |mask: V::Mask| V::select(mask, V::splat(u64::MAX), V::splat(0)).lanes();
         for a in 0..n {
-            for b in 0..n {
+            // Miri: each window against itself and against the one 7 edges on, 32 of the 256 pairs (all
+            // of them took it 30-40 s a vector type). Every operation and every edge in every lane still
+            // runs: the operations do not branch on the values, which the native run checks on every pair.
+            let partners = (0..n).filter(|&b| !cfg!(miri) || b == a || b == (a + 7) % n);
+            for b in partners {
                 let ((x, xs), (y, ys)) = (vector(a), vector(b));
                 assert_eq!(&x.lanes()[..lanes], &xs[..lanes]);
                 let tests: [(V::Mask, &Rule<'_>); 6] = [

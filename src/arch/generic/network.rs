@@ -369,9 +369,10 @@ mod tests {
     #[test]
     fn sorts_every_zero_one_input_up_to_16() {
         for (backend, engine) in engines() {
-            // Miri interprets: 2^16 inputs of 16 would take it hours; up to 6 still covers two vectors on
-            // the portable and scalar engines it runs (4 and 1 lanes of u64).
-            let longest = if cfg!(miri) { 6 } else { 16 };
+            // Miri interprets: 2^16 inputs of 16 would take it hours (up to 6, 15 s); up to 5 still covers
+            // one vector of the portable engine it runs (4 lanes of u64) and two, the second partly past
+            // the end.
+            let longest = if cfg!(miri) { 5 } else { 16 };
             for len in 1..=longest {
                 for bits in 0..1u32 << len {
                     let entries: Vec<u64> = (0..len).map(|i| u64::from(bits >> i & 1)).collect();
@@ -394,8 +395,11 @@ mod tests {
         };
         for (backend, engine) in engines() {
             let lengths: Vec<usize> = if cfg!(miri) {
-                // A few of each path: one, two, four, eight and sixteen vectors, and blocks in memory.
-                [0, 1, 5, 9, 17, 65, 129].into()
+                // Each path once on the portable engine's 4 lanes: nothing to sort (0, 1), then one, two,
+                // four, eight and sixteen vectors in registers (3, 5, 16, 31, 64: partly filled, full and
+                // the largest), and three blocks merged in memory (129: the half-cleaners at block
+                // distance, partners past the end, the last vector one entry long).
+                [0, 1, 3, 5, 16, 31, 64, 129].into()
             } else {
                 (0..300)
                     .chain((300..2100).step_by(37))
@@ -406,15 +410,21 @@ mod tests {
                 let words: Vec<u64> = (0..len).map(|_| next()).collect();
                 let zero_one: Vec<u64> = (0..len).map(|_| next() & 1).collect();
                 let few: Vec<u64> = (0..len).map(|_| (next() % 5) | (u64::MAX << 3)).collect();
+                // Miri: one k and one input a length (a check of 129 took it 12 s). The network does not
+                // branch on the entries, so every input of a length makes the same loads and stores, and K
+                // only chooses the blocks the last merge in memory cleans: half skips some, cleans others.
+                // The native run checks the values of all three inputs at every k.
                 let ks: &[usize] = if cfg!(miri) {
-                    &[len, len / 2]
+                    &[len / 2]
                 } else {
                     &[len, len / 2, len / 3 + 1, 1]
                 };
                 for k in ks.iter().copied().filter(|&k| k <= len) {
                     check(backend, engine, &words, k);
-                    check(backend, engine, &zero_one, k);
-                    check(backend, engine, &few, k);
+                    if !cfg!(miri) {
+                        check(backend, engine, &zero_one, k);
+                        check(backend, engine, &few, k);
+                    }
                 }
             }
         }
