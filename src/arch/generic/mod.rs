@@ -308,17 +308,14 @@ fn minima_bound<V: Vector, T: Element, const KIND: u8>(
     if KIND == NATIVE_FLOAT && V::SPECIALIZE {
         // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
         // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
-        // copies of the loop took the firmware 4 KB over its flash budget). Decreasing compares negated values (the sign
-        // bit flipped), so that the better value is below in both directions; NaN, which IEEE compares
-        // leave out, is best in one direction and worst in the other (`better`).
-        let negate = V::splat(flip & map.sign);
+        // copies of the loop took the firmware 4 KB over its flash budget).
         let picked = if flip == 0 {
-            pick::<V, T, false>(row, vectors, rounds, negate)
+            pick::<V, T, false>(row, vectors, rounds)
         } else {
-            pick::<V, T, true>(row, vectors, rounds, negate)
+            pick::<V, T, true>(row, vectors, rounds)
         };
         for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
-            *minimum = keys::<V, FLOAT>(picked.xor(negate), &lanes);
+            *minimum = keys::<V, FLOAT>(picked, &lanes);
         }
     } else {
         for round in 0..rounds {
@@ -350,14 +347,13 @@ unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
     unsafe { V::load::<T>(row.as_ptr().add(j * V::LANES)) }
 }
 
-/// For each of the `vectors · LANES` groups of [`minima_bound`], one of its elements at least as good as
-/// the rest, or an element counting as no better than that one, as raw bits xored with `negate` (the
-/// first `vectors` of the result). `NAN_BEST`: NaN is the best value (`Decreasing`), else the worst.
+/// For each of the `vectors · LANES` groups of [`minima_bound`], a best element of the group by
+/// [`better`] (whose key is the group's minimum), as raw bits: the first `vectors` of the result.
 ///
 /// UNROLL chains of compare and blend, not one (its latency): vector j goes to chain j mod UNROLL, which
 /// holds the groups of vector j mod `vectors` (`vectors` divides UNROLL), and the chains merge at the end.
 #[inline(always)]
-fn pick<V: Vector, T, const NAN_BEST: bool>(row: &[T], vectors: usize, rounds: usize, negate: V) -> [V; UNROLL] {
+fn pick<V: Vector, T, const DECREASING: bool>(row: &[T], vectors: usize, rounds: usize) -> [V; UNROLL] {
     let total = rounds * vectors;
     debug_assert!(total * V::LANES <= row.len() && vectors >= 1 && UNROLL.is_multiple_of(vectors));
     // Every `nth_vector` below reads a vector j < total, and total · LANES <= row.len() (the caller's
@@ -365,33 +361,37 @@ fn pick<V: Vector, T, const NAN_BEST: bool>(row: &[T], vectors: usize, rounds: u
     let mut picked = [V::splat(0); UNROLL];
     for (a, picked) in picked.iter_mut().enumerate() {
         // SAFETY: see above; a % vectors < vectors <= total.
-        *picked = unsafe { nth_vector::<V, T>(row, a % vectors) }.xor(negate);
+        *picked = unsafe { nth_vector::<V, T>(row, a % vectors) };
     }
     let whole = total - total % UNROLL;
     for j in (0..whole).step_by(UNROLL) {
         for (a, picked) in picked.iter_mut().enumerate() {
             // SAFETY: see above; j + a < whole <= total.
-            let x = unsafe { nth_vector::<V, T>(row, j + a) }.xor(negate);
-            *picked = better::<V, NAN_BEST>(x, *picked);
+            let x = unsafe { nth_vector::<V, T>(row, j + a) };
+            *picked = better::<V, DECREASING>(x, *picked);
         }
     }
     for j in whole..total {
         // SAFETY: see above.
-        let x = unsafe { nth_vector::<V, T>(row, j) }.xor(negate);
-        picked[j % vectors] = better::<V, NAN_BEST>(x, picked[j % vectors]);
+        let x = unsafe { nth_vector::<V, T>(row, j) };
+        picked[j % vectors] = better::<V, DECREASING>(x, picked[j % vectors]);
     }
     for a in vectors..UNROLL {
-        picked[a % vectors] = better::<V, NAN_BEST>(picked[a], picked[a % vectors]);
+        picked[a % vectors] = better::<V, DECREASING>(picked[a], picked[a % vectors]);
     }
     picked
 }
 
-/// `x` where it is better than `y` (below, as IEEE floats), else `y`. With `NAN_BEST` a NaN `x` is
-/// better than any number; otherwise a NaN `y` is worse than anything.
+/// `x` where it is better than `y`, else `y`: larger and NaN above every number if `DECREASING`,
+/// else smaller and NaN below every number (IEEE compares alone leave NaN out both ways).
 #[inline(always)]
-fn better<V: Vector, const NAN_BEST: bool>(x: V, y: V) -> V {
-    let nan = if NAN_BEST { x.float_nle(x) } else { y.float_nle(y) };
-    V::select(V::or_mask(x.float_lt(y), nan), x, y)
+fn better<V: Vector, const DECREASING: bool>(x: V, y: V) -> V {
+    let takes = if DECREASING {
+        V::or_mask(y.float_lt(x), x.float_nle(x))
+    } else {
+        V::or_mask(x.float_lt(y), y.float_nle(y))
+    };
+    V::select(takes, x, y)
 }
 
 /// Elements below its cap the short-row path collects before it leaves the row to the filter.
