@@ -130,6 +130,25 @@ pub(crate) trait Vector: Copy {
         Self::select(self.gt(other), self, other)
     }
 
+    // What short rows collect with, where the ISA compresses (AVX-512).
+
+    /// Whether the register has 32-bit lanes and [`compress`](Self::compress) and
+    /// [`add`](Self::add) are single instructions (AVX-512's `vpcompressd`): short rows then collect
+    /// the positions that pass with no branch per element.
+    const COMPRESSES: bool = false;
+    /// The lanes whose bit is set in `bits` first, in lane order; the others zero. Called only where
+    /// [`COMPRESSES`](Self::COMPRESSES); the default is [`partition_lanes`](Self::partition_lanes).
+    #[inline(always)]
+    fn compress(self, bits: u64) -> Self {
+        self.partition_lanes(bits)
+    }
+    /// Lane-wise wrapping `self + other`. Called only where [`COMPRESSES`](Self::COMPRESSES); the
+    /// default (never used) returns `self`.
+    #[inline(always)]
+    fn add(self, _other: Self) -> Self {
+        self
+    }
+
     // What the partition of `arch::generic::partition` needs.
 
     /// The lanes whose bit is set in `bits` first, then the others, each group in lane order (bits from

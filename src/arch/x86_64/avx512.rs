@@ -123,6 +123,17 @@ impl Vector for U32x16 {
         // SAFETY: AVX-512F is present (module invariant).
         U32x16(unsafe { _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0) })
     }
+    const COMPRESSES: bool = true;
+    #[inline(always)]
+    fn compress(self, bits: u64) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_maskz_compress_epi32(bits as __mmask16, self.0) })
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_add_epi32(self.0, other.0) })
+    }
     #[inline(always)]
     fn exchange(self, m: usize) -> Self {
         let index = Self::iota().xor(Self::splat(m as u64));
