@@ -345,10 +345,7 @@ mod tests {
 
     use crate::Backend;
     use crate::arch::Engine;
-
-    fn engines() -> impl Iterator<Item = (Backend, Engine)> {
-        Backend::ALL.into_iter().filter_map(|b| Some((b, Engine::new(b)?)))
-    }
+    use crate::arch::generic::partition::tests::{engines, ns_per_call, xorshift};
 
     /// Sorts `entries` with `engine` for `k` and checks the first `k` against `core`'s sort, and that
     /// the whole is still a permutation of the input.
@@ -386,13 +383,7 @@ mod tests {
     /// blocks in memory), random words and random 0/1 words, every K that changes which part is final.
     #[test]
     fn sorts_every_length_and_prefix() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for (backend, engine) in engines() {
             let lengths: Vec<usize> = if cfg!(miri) {
                 // Each path once on the portable engine's 4 lanes: nothing to sort (0, 1), then one, two,
@@ -435,31 +426,11 @@ mod tests {
     #[test]
     #[ignore]
     fn network_against_core() {
-        use std::time::Instant;
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for len in [16usize, 32, 64, 100, 128, 200, 256, 512, 1024, 2000] {
             let data: Vec<Vec<u64>> = (0..64).map(|_| (0..len).map(|_| next()).collect()).collect();
             let reps = 200_000 / len;
-            let time = |f: &mut dyn FnMut(&mut [u64])| {
-                let mut best = f64::MAX;
-                for _ in 0..5 {
-                    let mut work: Vec<Vec<u64>> = data.clone();
-                    let t = Instant::now();
-                    for r in 0..reps {
-                        let w = &mut work[r % 64];
-                        w.copy_from_slice(&data[r % 64]);
-                        f(w);
-                    }
-                    best = best.min(t.elapsed().as_secs_f64() * 1e9 / reps as f64);
-                }
-                best
-            };
+            let time = |f: &mut dyn FnMut(&mut [u64])| ns_per_call(&data, reps, f);
             for (backend, engine) in engines().filter(|(b, _)| *b != Backend::Scalar) {
                 for entries in &data {
                     check(backend, engine, entries, len / 2);

@@ -362,7 +362,7 @@ pub(crate) fn partition_lanes<V: Vector>(words: &[u64], bits: u64) -> Option<[u6
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     extern crate std;
     use std::vec::Vec;
 
@@ -374,7 +374,8 @@ mod tests {
     /// whose reference sorts of 100k words are slow.
     const LONG: usize = if cfg!(debug_assertions) { 20_000 } else { 100_000 };
 
-    fn engines() -> impl Iterator<Item = (Backend, Engine)> {
+    /// Every backend this CPU has, with its engine (the network tests' too).
+    pub(in crate::arch::generic) fn engines() -> impl Iterator<Item = (Backend, Engine)> {
         Backend::ALL.into_iter().filter_map(|b| Some((b, Engine::new(b)?)))
     }
 
@@ -402,13 +403,31 @@ mod tests {
         assert_eq!(got, want, "{}: not a permutation", what());
     }
 
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    /// Marsaglia's xorshift64: the tests' deterministic random words.
+    pub(in crate::arch::generic) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
         move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
         }
+    }
+
+    /// The ignored timing tests' measure: `f` on a fresh copy of one of `data`'s inputs (in turn), `reps`
+    /// times, best of five runs, in ns a call, the copy included.
+    pub(in crate::arch::generic) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut [u64])) -> f64 {
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+            let mut work: Vec<Vec<u64>> = data.to_vec();
+            let t = std::time::Instant::now();
+            for r in 0..reps {
+                let w = &mut work[r % data.len()];
+                w.copy_from_slice(&data[r % data.len()]);
+                f(w);
+            }
+            best = best.min(t.elapsed().as_secs_f64() * 1e9 / reps as f64);
+        }
+        best
     }
 
     #[test]
@@ -729,7 +748,6 @@ mod tests {
     #[test]
     #[ignore]
     fn select_against_core() {
-        use std::time::Instant;
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for len in [64usize, 128, 192, 256, 384, 512, 1024, 2048, 4096, 10_000, 100_000] {
             let copies = ((1 << 22) / len / 8).clamp(4, 64);
@@ -744,20 +762,7 @@ mod tests {
                 .collect();
             let reps = (20_000_000 / len).clamp(50, 200_000);
             for (name, data) in [("random", &random), ("entering", &descending)] {
-                let time = |f: &mut dyn FnMut(&mut [u64])| {
-                    let mut best = f64::MAX;
-                    for _ in 0..5 {
-                        let mut work: Vec<Vec<u64>> = data.clone();
-                        let t = Instant::now();
-                        for r in 0..reps {
-                            let w = &mut work[r % data.len()];
-                            w.copy_from_slice(&data[r % data.len()]);
-                            f(w);
-                        }
-                        best = best.min(t.elapsed().as_secs_f64() * 1e9 / reps as f64);
-                    }
-                    best
-                };
+                let time = |f: &mut dyn FnMut(&mut [u64])| ns_per_call(data, reps, f);
                 let copy = time(&mut |_| {});
                 for k in [len / 2, len / 8] {
                     let core = time(&mut |w| {
@@ -789,7 +794,6 @@ mod tests {
     #[test]
     #[ignore]
     fn sort_against_network() {
-        use std::time::Instant;
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         for len in [
             96usize, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, 10_000, 30_000, 100_000,
@@ -797,20 +801,7 @@ mod tests {
             let copies = ((1 << 22) / len / 8).clamp(4, 64);
             let data: Vec<Vec<u64>> = (0..copies).map(|_| (0..len).map(|_| next()).collect()).collect();
             let reps = (20_000_000 / len).clamp(20, 100_000);
-            let time = |f: &mut dyn FnMut(&mut [u64])| {
-                let mut best = f64::MAX;
-                for _ in 0..5 {
-                    let mut work: Vec<Vec<u64>> = data.clone();
-                    let t = Instant::now();
-                    for r in 0..reps {
-                        let w = &mut work[r % data.len()];
-                        w.copy_from_slice(&data[r % data.len()]);
-                        f(w);
-                    }
-                    best = best.min(t.elapsed().as_secs_f64() * 1e9 / reps as f64);
-                }
-                best
-            };
+            let time = |f: &mut dyn FnMut(&mut [u64])| ns_per_call(&data, reps, f);
             let copy = time(&mut |_| {});
             for k in [len, len / 2] {
                 let core = time(&mut |w| {
