@@ -136,17 +136,31 @@ pub(crate) trait Vector: Copy {
     /// [`add`](Self::add) are single instructions (AVX-512's `vpcompressd`): short rows then collect
     /// the positions that pass with no branch per element.
     const COMPRESSES: bool = false;
-    /// The lanes whose bit is set in `bits` first, in lane order; the others zero. Called only where
-    /// [`COMPRESSES`](Self::COMPRESSES); the default is [`partition_lanes`](Self::partition_lanes).
+    /// The lanes whose bit is set in `bits` first, in lane order; the others unspecified. The default is
+    /// [`partition_lanes`](Self::partition_lanes).
     #[inline(always)]
     fn compress(self, bits: u64) -> Self {
         self.partition_lanes(bits)
     }
-    /// Lane-wise wrapping `self + other`. Called only where [`COMPRESSES`](Self::COMPRESSES); the
-    /// default (never used) returns `self`.
+    /// Lane-wise wrapping `self + other`. The default goes through memory (only engines that
+    /// [compress](Self::COMPRESSES) call it, and override it).
     #[inline(always)]
-    fn add(self, _other: Self) -> Self {
-        self
+    fn add(self, other: Self) -> Self {
+        let (a, b) = (self.lanes(), other.lanes());
+        Self::from_lanes(core::array::from_fn(|i| a[i].wrapping_add(b[i])))
+    }
+    /// The vector whose lane `i` is `lanes[i]` (truncated to the lane width): [`lanes`](Self::lanes)
+    /// undone, through memory.
+    #[inline(always)]
+    fn from_lanes(lanes: [u64; MAX_LANES]) -> Self {
+        if size_of::<Self>() == 8 * Self::LANES {
+            // SAFETY: `lanes` holds MAX_LANES >= LANES u64s, the lane width.
+            unsafe { Self::load(lanes.as_ptr()) }
+        } else {
+            let narrow = lanes.map(|lane| lane as u32);
+            // SAFETY: `narrow` holds MAX_LANES >= LANES u32s, the lane width.
+            unsafe { Self::load(narrow.as_ptr()) }
+        }
     }
 
     // What the partition of `arch::generic::partition` needs.
@@ -168,14 +182,7 @@ pub(crate) trait Vector: Copy {
             set += bit;
             clear += 1 - bit;
         }
-        if size_of::<Self>() == 8 * Self::LANES {
-            // SAFETY: `out` holds MAX_LANES >= LANES u64s, the lane width.
-            unsafe { Self::load(out.as_ptr()) }
-        } else {
-            let narrow = out.map(|lane| lane as u32);
-            // SAFETY: `narrow` holds MAX_LANES >= LANES u32s, the lane width.
-            unsafe { Self::load(narrow.as_ptr()) }
-        }
+        Self::from_lanes(out)
     }
 }
 

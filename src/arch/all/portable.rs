@@ -494,7 +494,9 @@ mod tests {
                     }
                 }
                 let (and, xor, min, max) = (x.and(y).lanes(), x.xor(y).lanes(), x.min(y).lanes(), x.max(y).lanes());
+                let (add, width) = (x.add(y).lanes(), u64::MAX >> (64 - 8 * size_of::<V>() / lanes));
                 for i in 0..lanes {
+                    assert_eq!(add[i], xs[i].wrapping_add(ys[i]) & width);
                     assert_eq!(and[i], xs[i] & ys[i]);
                     assert_eq!(xor[i], xs[i] ^ ys[i]);
                     assert_eq!(min[i], xs[i].min(ys[i]));
