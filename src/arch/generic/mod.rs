@@ -382,8 +382,9 @@ fn pick<V: Vector, T, const DECREASING: bool>(row: &[T], vectors: usize, rounds:
     picked
 }
 
-/// `x` where it is better than `y`, else `y`: larger and NaN above every number if `DECREASING`,
-/// else smaller and NaN below every number (IEEE compares alone leave NaN out both ways).
+/// `x` where it is better than `y`, else `y`. `DECREASING`: the larger is better, and NaN better than
+/// every number; else the smaller is better, and every number better than NaN (SPEC §2's order; IEEE
+/// compares alone leave NaN out both ways).
 #[inline(always)]
 fn better<V: Vector, const DECREASING: bool>(x: V, y: V) -> V {
     let takes = if DECREASING {
