@@ -450,9 +450,7 @@ fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         let mut passed = 0;
         let mut position = 0;
         while position < n {
-            let start = position.min(n - block);
-            // SAFETY: start <= n - block.
-            let bits = unsafe { prepared.block_bits::<T, KIND>(row, start, &lanes) } & u64::MAX << (position - start);
+            let (start, bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
             for v in 0..UNROLL {
                 if passed > SHORT_CAP {
                     return false;
@@ -479,11 +477,7 @@ fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         let prepared = Prepared::<V>::new::<KIND>(cap, flip, map);
         let mut position = 0;
         while position < n {
-            // The last block ends at the row's end, its lanes before `position` already seen.
-            let start = position.min(n - block);
-            // SAFETY: start <= n - block.
-            let mut bits =
-                unsafe { prepared.block_bits::<T, KIND>(row, start, &lanes) } & u64::MAX << (position - start);
+            let (start, mut bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
             while bits != 0 {
                 let p = start + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -595,12 +589,8 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
                 position = n;
                 break;
             }
-            // The row's end: its last full block with the lanes before `start` (already seen) masked off,
-            // rather than a scalar tail; start - last < block <= 64.
-            let last = n - block;
-            // SAFETY: last + block == n.
-            bits = unsafe { prepared.block_bits::<T, KIND>(row, last, &lanes) } & u64::MAX << (start - last);
-            start = last;
+            // The row's end: its last full block, rather than a scalar tail.
+            (start, bits) = prepared.block_at::<T, KIND>(row, start, &lanes);
         }
         while bits != 0 {
             let p = start + bits.trailing_zeros() as usize;
@@ -889,6 +879,24 @@ impl<V: Vector> Prepared<V> {
     unsafe fn block_bits<T: Element, const KIND: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> u64 {
         // SAFETY: the caller's precondition.
         unsafe { self.bits_with::<T, KIND, AT_RUN_TIME>(row, start, lanes) }
+    }
+
+    /// The block of `row` that holds `position` (`< row.len()`): the one from `position`, or, with less
+    /// than a block left, the row's last block with its lanes before `position` (already seen) masked
+    /// off. Returns its start and the lanes that pass, as [`block_bits`](Self::block_bits); the bits are 0
+    /// where the row is shorter than a block or `position` is past its end.
+    #[inline(always)]
+    fn block_at<T: Element, const KIND: u8>(&self, row: &[T], position: usize, lanes: &Lanes<V>) -> (usize, u64) {
+        let Some(last) = row.len().checked_sub(UNROLL * V::LANES) else {
+            return (position, 0);
+        };
+        let start = position.min(last);
+        if position - start >= UNROLL * V::LANES {
+            return (position, 0);
+        }
+        // SAFETY: start <= last, so start + UNROLL · LANES <= row.len().
+        let bits = unsafe { self.block_bits::<T, KIND>(row, start, lanes) };
+        (start, bits & u64::MAX << (position - start))
     }
 
     /// The hot loop: the first whole block of `row` from `start` on with a lane that passes the limit, as
