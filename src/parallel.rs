@@ -7,7 +7,7 @@
 //! else:                 one thread
 //! ```
 //! This module allocates: scratch per task and the pieces' partial results (rayon allocates anyway).
-//! Results are bit-identical to [`crate::topk`]: the accumulator's merge is exact in any order.
+//! Results are bit-identical to [`crate::topk()`]: the accumulator's merge is exact in any order.
 
 use crate::accumulator::{Accumulator, Slot};
 use crate::element::Element;
@@ -20,7 +20,7 @@ type Partial<T> = (Vec<T>, Vec<u64>);
 /// Rows shorter than this are not worth cutting into pieces.
 const MIN_PIECE: usize = 1 << 15;
 
-/// [`crate::topk`] on the current rayon pool (install a pool to choose the thread count).
+/// [`crate::topk()`] on the current rayon pool (install a pool to choose the thread count).
 ///
 /// ```
 /// use topk_kernels::{Direction, View, ViewMut, parallel};

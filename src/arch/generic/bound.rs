@@ -1,0 +1,166 @@
+//! Bounds that let a row's filter start with a limit instead of from nothing: the K-th best of the
+//! group minima of the row's start ([`prefix_bound`], [`minima_bound`]), and of an even sample of the
+//! row once a pass has stopped filtering ([`sample_bound`]).
+
+use crate::candidates::{Candidates, Sorter};
+use crate::element::{Element, ordered_key};
+use crate::entry::Entry;
+use crate::vector::Vector;
+
+use super::filter::offer;
+use super::lanes::{KeyMap, Lanes, keys};
+use super::{FLOAT, HALF, NATIVE_FLOAT, UNROLL, network};
+
+/// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes).
+pub(super) const GROUPS: usize = 16;
+
+/// Elements of a row's start the prefix bound reads (all of a short row).
+pub(super) const PREFIX: usize = 512;
+
+/// A bound on the K-th best key of `row` from its first `PREFIX` elements, for `k <= GROUPS`: `None` when
+/// the row is too short or K too large.
+///
+/// ```text
+/// minimum[g] = the best key among positions ≡ g (mod G) of the prefix      // lane-wise, branch-free
+/// bound      = the K-th smallest of the G minima
+/// ```
+/// The G groups are disjoint, so the K minima at or below `bound` are K distinct elements: the row's
+/// K-th best key is at most `bound`, and no element with a larger key is among the first K. Seeding the
+/// filter with it spares short rows their warm-up (n = 256, K = 8: about 10 pushes instead of 27 pushes
+/// and 70 failed offers from a threshold that starts at the worst of the first K).
+#[inline(always)]
+pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+) -> Option<u64> {
+    let vectors = (GROUPS / V::LANES).clamp(1, UNROLL);
+    minima_bound::<V, T, KIND>(row.get(..PREFIX).unwrap_or(row), k, flip, map, vectors)
+}
+
+/// The K-th smallest of the minima of `vectors · LANES` groups of `row` (positions ≡ g modulo the
+/// group count), `vectors` 1, 2 or 4: at least K elements of `row` have a key at most this. `None` when
+/// `row` has fewer elements than groups, or K is above their count. The prefix bound, and the guess of
+/// [`filter_row`](super::filter_row).
+#[inline(always)]
+pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    vectors: usize,
+) -> Option<u64> {
+    let groups = vectors * V::LANES;
+    let rounds = row.len() / groups;
+    if k > groups || rounds == 0 {
+        return None;
+    }
+    let lanes = Lanes::<V>::new(map, flip);
+    let mut minima = [V::splat(u64::MAX); UNROLL];
+    if KIND == NATIVE_FLOAT && V::SPECIALIZE {
+        // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
+        // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
+        // copies of the loop took the firmware 4 KB over its flash budget).
+        let picked = if flip == 0 {
+            pick::<V, T, false>(row, vectors, rounds)
+        } else {
+            pick::<V, T, true>(row, vectors, rounds)
+        };
+        for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
+            *minimum = keys::<V, FLOAT>(picked, &lanes);
+        }
+    } else {
+        for round in 0..rounds {
+            for (v, minimum) in minima.iter_mut().enumerate().take(vectors) {
+                // SAFETY: vector `round · vectors + v` ends at `(round + 1) · groups <= row.len()` at the
+                // latest; T is one of the crate's element types, of the lane's width or less.
+                let raw = unsafe { nth_vector::<V, T>(row, round * vectors + v) };
+                let key = match KIND {
+                    NATIVE_FLOAT | HALF => keys::<V, FLOAT>(raw, &lanes),
+                    _ => keys::<V, KIND>(raw, &lanes),
+                };
+                *minimum = key.min(*minimum);
+            }
+        }
+    }
+    // The K-th smallest minimum, by a sorting network on the minima (one vector of 16 on AVX-512: 10
+    // steps, where counting each minimum's rank took 16 broadcasts, compares and popcounts).
+    Some(network::kth_smallest(&minima, vectors, k))
+}
+
+/// Vector `j` of `row`: elements `j · LANES` on, each zero-extended to a lane.
+///
+/// # Safety
+/// `(j + 1) · LANES <= row.len()`, and `T` is one of the crate's element types of the lane's width or
+/// less.
+#[inline(always)]
+pub(super) unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
+    // SAFETY: the caller's precondition.
+    unsafe { V::load::<T>(row.as_ptr().add(j * V::LANES)) }
+}
+
+/// For each of the `vectors · LANES` groups of [`minima_bound`], a best element of the group by
+/// [`better`] (whose key is the group's minimum), as raw bits: the first `vectors` of the result.
+///
+/// UNROLL chains of compare and blend, not one (its latency): vector j goes to chain j mod UNROLL, which
+/// holds the groups of vector j mod `vectors` (`vectors` divides UNROLL), and the chains merge at the end.
+#[inline(always)]
+pub(super) fn pick<V: Vector, T, const DECREASING: bool>(row: &[T], vectors: usize, rounds: usize) -> [V; UNROLL] {
+    let total = rounds * vectors;
+    debug_assert!(total * V::LANES <= row.len() && vectors >= 1 && UNROLL.is_multiple_of(vectors));
+    // Every `nth_vector` below reads a vector j < total, and total · LANES <= row.len() (the caller's
+    // `rounds`); T is f32 or f64, in lanes of its width.
+    let mut picked = [V::splat(0); UNROLL];
+    for (a, picked) in picked.iter_mut().enumerate() {
+        // SAFETY: see above; a % vectors < vectors <= total.
+        *picked = unsafe { nth_vector::<V, T>(row, a % vectors) };
+    }
+    let whole = total - total % UNROLL;
+    for j in (0..whole).step_by(UNROLL) {
+        for (a, picked) in picked.iter_mut().enumerate() {
+            // SAFETY: see above; j + a < whole <= total.
+            let x = unsafe { nth_vector::<V, T>(row, j + a) };
+            *picked = better::<V, DECREASING>(x, *picked);
+        }
+    }
+    for j in whole..total {
+        // SAFETY: see above.
+        let x = unsafe { nth_vector::<V, T>(row, j) };
+        picked[j % vectors] = better::<V, DECREASING>(x, picked[j % vectors]);
+    }
+    for a in vectors..UNROLL {
+        picked[a % vectors] = better::<V, DECREASING>(picked[a], picked[a % vectors]);
+    }
+    picked
+}
+
+/// `x` where it is better than `y`, else `y`. `DECREASING`: the larger is better, and NaN better than
+/// every number; else the smaller is better, and every number better than NaN (SPEC §2's order; IEEE
+/// compares alone leave NaN out both ways).
+#[inline(always)]
+pub(super) fn better<V: Vector, const DECREASING: bool>(x: V, y: V) -> V {
+    let takes = if DECREASING {
+        V::or_mask(y.float_lt(x), x.float_nle(x))
+    } else {
+        V::or_mask(x.float_lt(y), y.float_nle(y))
+    };
+    V::select(takes, x, y)
+}
+
+/// Elements sampled per selected element when a row bails out.
+pub(super) const SAMPLE_RATIO: usize = 64;
+
+/// The K-th best key among `SAMPLE_RATIO · k` evenly spaced elements of `row`.
+///
+/// At least K elements of the row have a key at most this, so no element with a larger key is among
+/// the row's first K.
+pub(super) fn sample_bound<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E]) -> u64 {
+    let samples = (k * SAMPLE_RATIO).min(row.len());
+    let step = row.len() / samples;
+    let mut candidates = Candidates::<E, S>::sorted_by(buffer, k);
+    for position in (0..samples).map(|i| i * step) {
+        offer(&mut candidates, ordered_key(row[position], flip), position, None);
+    }
+    candidates.finish().last().map_or(u64::MAX, |entry| entry.key())
+}

@@ -1,0 +1,250 @@
+//! The block threshold filter over one contiguous row (see the [module above](super)), and the pools it
+//! pushes survivors into: the sorted array of the best K on the stack for K <= 16 ([`Sorted`]), the
+//! candidate buffer compacted by selection otherwise.
+
+use crate::candidates::{Candidates, Sorter};
+use crate::element::{Element, ordered_key};
+use crate::entry::{Emit, Entry, report};
+use crate::vector::Vector;
+
+use super::UNROLL;
+use super::lanes::{KeyMap, Lanes, Prepared};
+
+/// How a pass of [`filter`] ended.
+pub(super) enum Outcome {
+    /// The first K were reported.
+    Done,
+    /// Stopped filtering (too many pushes), nothing reported.
+    Bailed,
+    /// Fewer than K elements were below the cap, nothing reported.
+    Short,
+}
+
+/// One pass of [`filter`] with the pool that suits K: the sorted array for small K, the candidate buffer
+/// otherwise.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
+pub(super) fn pass<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    cap: Option<u64>,
+    may_bail: bool,
+    whole: bool,
+    buffer: &mut [E],
+    emit: &mut Emit<'_>,
+) -> Outcome {
+    if k <= SMALL_K {
+        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, may_bail, whole, Sorted::new(k), emit)
+    } else {
+        let candidates = Candidates::<E, S>::sorted_by(buffer, k);
+        filter::<V, T, Candidates<'_, E, S>, KIND>(row, k, flip, map, cap, may_bail, whole, candidates, emit)
+    }
+}
+
+/// Pushes `key` if it can still be among the first K.
+#[inline(always)]
+pub(super) fn offer(candidates: &mut impl Pool, key: u64, position: usize, cap: Option<u64>) -> bool {
+    let passes = limit(candidates, cap).is_none_or(|limit| key < limit);
+    if passes {
+        candidates.push(key, position);
+    }
+    passes
+}
+
+/// Keys must be strictly below this to enter; `None` while everything enters.
+#[inline(always)]
+pub(super) fn limit(candidates: &impl Pool, cap: Option<u64>) -> Option<u64> {
+    let threshold = candidates.threshold();
+    match (threshold, cap) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// One pass of the block filter over `row`, keys below `cap` only (when given). Reports the first K
+/// through `emit`, or nothing if `may_bail` and the filter stopped filtering, or if `whole` and fewer
+/// than K elements were below `cap`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
+pub(super) fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    cap: Option<u64>,
+    may_bail: bool,
+    whole: bool,
+    mut candidates: P,
+    emit: &mut Emit<'_>,
+) -> Outcome {
+    let n = row.len();
+    let lanes = Lanes::<V>::new(map, flip);
+    let block = V::LANES * UNROLL;
+    let mut position = 0;
+    let mut pushed = 0usize;
+    let mut prepared = Prepared::<V>::none();
+    while position < n {
+        let key = match limit(&candidates, cap) {
+            // Filling the buffer: one element at a time, so that the vectors take over (at any alignment)
+            // as soon as the first compaction sets a threshold.
+            None if n - position >= block => {
+                candidates.push(ordered_key(row[position], flip), position);
+                position += 1;
+                continue;
+            }
+            // Less than a block left: the scalar tail below.
+            None => break,
+            // Nothing is below the smallest key: the K kept are final.
+            Some(0) => {
+                position = n;
+                break;
+            }
+            Some(key) => key,
+        };
+        if n < block {
+            break;
+        }
+        // The limit in the lanes' terms changes only with the threshold: prepared once per change, not
+        // once per block (worth about 3% on f16 rows of 128k, K = 50).
+        if prepared.key != key {
+            prepared = Prepared::new::<KIND>(key, flip, map);
+        }
+        // The hot loop: whole blocks against an unchanged limit until one has a lane below it. The pool
+        // is looked at only after survivors (it was once per block: f16 rows of 128k with K = 8, 0.25 to
+        // 0.13 ms for 32). Noting the blocks with survivors without a branch, to take them up in
+        // batches, was tried: the scan slowed more than the mispredicted branches cost.
+        let (mut start, mut bits) = prepared.scan::<T, KIND>(row, position, &lanes);
+        if bits == 0 {
+            if start >= n {
+                position = n;
+                break;
+            }
+            // The row's end: its last full block, rather than a scalar tail.
+            (start, bits) = prepared.block_at::<T, KIND>(row, start, &lanes);
+        }
+        while bits != 0 {
+            let p = start + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            pushed += usize::from(offer(&mut candidates, ordered_key(row[p], flip), p, cap));
+        }
+        if may_bail && pushed > bail_budget(k, start) {
+            return Outcome::Bailed;
+        }
+        position = start + block;
+    }
+    for (p, &value) in row.iter().enumerate().skip(position) {
+        offer(&mut candidates, ordered_key(value, flip), p, cap);
+    }
+    if whole && !candidates.holds_k() {
+        return Outcome::Short;
+    }
+    candidates.report(emit);
+    Outcome::Done
+}
+
+/// Pushes allowed before `position` before the filter counts as failing: random data pushes about
+/// `K · ln(position / K)`, ascending data every element.
+#[inline(always)]
+pub(super) fn bail_budget(k: usize, position: usize) -> usize {
+    8 * k + position / 64
+}
+
+/// Where the filter keeps its candidates: the shared buffer, or for small K a sorted array.
+pub(super) trait Pool {
+    /// Appends a candidate (positions in increasing order).
+    fn push(&mut self, key: u64, position: usize);
+    /// The K-th best key so far, once there is one: only keys strictly below it can still enter.
+    fn threshold(&self) -> Option<u64>;
+    /// Whether K entries were pushed.
+    fn holds_k(&self) -> bool;
+    /// Reports the best K, in order.
+    fn report(self, emit: &mut Emit<'_>);
+}
+
+impl<E: Entry, S: Sorter> Pool for Candidates<'_, E, S> {
+    #[inline(always)]
+    fn push(&mut self, key: u64, position: usize) {
+        Candidates::push(self, key, position);
+    }
+    #[inline(always)]
+    fn threshold(&self) -> Option<u64> {
+        self.filtering().then(|| Candidates::threshold(self))
+    }
+    fn holds_k(&self) -> bool {
+        Candidates::holds_k(self)
+    }
+
+    fn report(self, emit: &mut Emit<'_>) {
+        report(self.finish(), emit);
+    }
+}
+
+/// K at most this keeps its candidates sorted on the stack (`SMALL_K` entries of 16 bytes at most).
+pub(crate) const SMALL_K: usize = 16;
+
+/// K at most this needs only the lower half of the sorted pool's slots.
+pub(super) const HALF_K: usize = SMALL_K / 2;
+
+/// The best K so far, sorted: a push is an insertion instead of the buffer's compaction every K
+/// pushes, and the threshold is exact from the K-th element on. Short rows with small K (MoE routing:
+/// n = 256, K = 8) spend most of their time in those compactions otherwise.
+///
+/// The slots start as [`Entry::LAST`], so every push is the same branch-free pass over them (an
+/// insertion loop's exit is a mispredicted branch per push, which cost more than the moves). K <= 8
+/// passes over the lower 8 slots only: the one branch is the same for every push of a call, and it took
+/// a quarter off MoE rows (1.04 to 0.78 ms for 4096 x 256, K = 8). (Two pool types sized 8 and 16 did the same, but doubled the filter's
+/// code: the firmware build grew from 26 to 45 KB.)
+pub(super) struct Sorted<E> {
+    best: [E; SMALL_K],
+    /// Entries pushed, up to K: the slots from here on are still `LAST`.
+    filled: usize,
+    k: usize,
+}
+
+impl<E: Entry> Sorted<E> {
+    #[inline(always)]
+    fn new(k: usize) -> Self {
+        debug_assert!((1..=SMALL_K).contains(&k), "k {k}");
+        Sorted {
+            best: [E::LAST; SMALL_K],
+            filled: 0,
+            k: k.clamp(1, SMALL_K),
+        }
+    }
+}
+
+impl<E: Entry> Pool for Sorted<E> {
+    #[inline(always)]
+    fn push(&mut self, key: u64, position: usize) {
+        let entry = E::new(key, position);
+        // Slot i becomes max(slot i - 1, min(slot i, entry)): its lower neighbour if that is above
+        // `entry`, else `entry` if slot i was above it, else itself. The entries above `entry` move up
+        // one and the K-th falls out; positions differ, so an equal key stays behind the earlier one.
+        // A fixed trip count (8 or 16 slots, whatever K), unrolled into min/max without branches (the
+        // slots from K on fill with what falls out, and nothing reads them); from the top down, so that
+        // slot i - 1 still holds its old entry when slot i reads it, with no copy of the array.
+        let best = &mut self.best;
+        if self.k > HALF_K {
+            for i in (HALF_K..SMALL_K).rev() {
+                best[i] = best[i - 1].max(best[i].min(entry));
+            }
+        }
+        for i in (1..HALF_K).rev() {
+            best[i] = best[i - 1].max(best[i].min(entry));
+        }
+        best[0] = best[0].min(entry);
+        self.filled = (self.filled + 1).min(self.k);
+    }
+    #[inline(always)]
+    fn threshold(&self) -> Option<u64> {
+        (self.filled == self.k).then(|| self.best[self.k - 1].key())
+    }
+    fn holds_k(&self) -> bool {
+        self.filled == self.k
+    }
+    fn report(self, emit: &mut Emit<'_>) {
+        report(self.best.get(..self.filled).unwrap_or_default(), emit);
+    }
+}

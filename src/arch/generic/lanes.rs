@@ -1,0 +1,585 @@
+//! Keys and limits in the lanes: the lane-wise key transforms ([`keys`]), a key limit turned into what
+//! a block's lanes are compared with ([`Prepared`], [`float_limit`], [`half_limit`]), and the block test
+//! and hot loop over it ([`Prepared::scan`]).
+
+use crate::element::{Element, Key};
+use crate::vector::Vector;
+
+use super::{HALF, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED};
+
+/// A key limit turned into what the block test compares lanes with.
+#[derive(Clone, Copy)]
+pub(super) struct Prepared<V> {
+    /// The key limit this stands for (0 = none yet: a limit of 0 stops the scan before any test).
+    pub(super) key: u64,
+    limit: V,
+    /// `HALF` in 16-bit lanes: lanes above this are negative NaNs (`0xFC00` in each, or all ones where the
+    /// test needs no such term).
+    negative_nan: V,
+    /// How lanes are compared with `limit`: one of the test constants below `AT_RUN_TIME`.
+    test: u8,
+}
+
+impl<V: Vector> Prepared<V> {
+    /// The lanes of the `UNROLL` vectors of `row` from `start` that pass the limit, as bits (lane `i`
+    /// of vector `u` is bit `u · LANES + i`); tested with one `any` before the bits are gathered.
+    ///
+    /// # Safety
+    /// `start + UNROLL · LANES <= row.len()`.
+    #[inline(always)]
+    pub(super) unsafe fn block_bits<T: Element, const KIND: u8>(
+        &self,
+        row: &[T],
+        start: usize,
+        lanes: &Lanes<V>,
+    ) -> u64 {
+        // SAFETY: the caller's precondition.
+        unsafe { self.bits_with::<T, KIND, AT_RUN_TIME>(row, start, lanes) }
+    }
+
+    /// The block of `row` that holds `position` (`< row.len()`): the one from `position`, or, with less
+    /// than a block left, the row's last block with its lanes before `position` (already seen) masked
+    /// off. Returns its start and the lanes that pass, as [`block_bits`](Self::block_bits); the bits are 0
+    /// where the row is shorter than a block or `position` is past its end.
+    #[inline(always)]
+    pub(super) fn block_at<T: Element, const KIND: u8>(
+        &self,
+        row: &[T],
+        position: usize,
+        lanes: &Lanes<V>,
+    ) -> (usize, u64) {
+        let Some(last) = row.len().checked_sub(UNROLL * V::LANES) else {
+            return (position, 0);
+        };
+        let start = position.min(last);
+        if position - start >= UNROLL * V::LANES {
+            return (position, 0);
+        }
+        // SAFETY: start <= last, so start + UNROLL · LANES <= row.len().
+        let bits = unsafe { self.block_bits::<T, KIND>(row, start, lanes) };
+        (start, bits & u64::MAX << (position - start))
+    }
+
+    /// The hot loop: the first whole block of `row` from `start` on with a lane that passes the limit, as
+    /// its start and [`block_bits`](Self::block_bits); or the first start past the last whole block, and 0.
+    ///
+    /// The float test is matched once, outside the loop (matched inside, it was a load and a branch per
+    /// block, and the loop ran at 80% of the memory's speed on 1M f32 with K = 1).
+    #[inline(always)]
+    pub(super) fn scan<T: Element, const KIND: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> (usize, u64) {
+        if !V::SPECIALIZE {
+            return self.scan_generic::<T, KIND>(row, start, lanes);
+        }
+        // Matched on the kind and the vector first: each compiles only the copies of the tests it can have.
+        let bits = KIND == HALF && V::HALF_LANES;
+        match (KIND, self.test) {
+            (NATIVE_FLOAT | HALF, LESS_OR_EQUAL) if !bits => {
+                self.scan_with::<T, KIND, LESS_OR_EQUAL>(row, start, lanes)
+            }
+            (NATIVE_FLOAT | HALF, NOT_LESS_OR_EQUAL) if !bits => {
+                self.scan_with::<T, KIND, NOT_LESS_OR_EQUAL>(row, start, lanes)
+            }
+            (HALF, HALF_BELOW_SIGNED) if bits => self.scan_with::<T, KIND, HALF_BELOW_SIGNED>(row, start, lanes),
+            (HALF, HALF_ABOVE) if bits => self.scan_with::<T, KIND, HALF_ABOVE>(row, start, lanes),
+            (HALF, HALF_ABOVE_SIGNED_OR_NAN) if bits => {
+                self.scan_with::<T, KIND, HALF_ABOVE_SIGNED_OR_NAN>(row, start, lanes)
+            }
+            (HALF, HALF_BELOW_OR_NAN) if bits => self.scan_with::<T, KIND, HALF_BELOW_OR_NAN>(row, start, lanes),
+            _ => self.scan_with::<T, KIND, LESS>(row, start, lanes),
+        }
+    }
+
+    /// [`scan`](Self::scan) in one copy, the float test matched per block.
+    #[inline(always)]
+    fn scan_generic<T: Element, const KIND: u8>(&self, row: &[T], mut start: usize, lanes: &Lanes<V>) -> (usize, u64) {
+        let block = UNROLL * V::LANES;
+        while start + block <= row.len() {
+            // SAFETY: checked just above.
+            let bits = unsafe { self.block_bits::<T, KIND>(row, start, lanes) };
+            if bits != 0 {
+                return (start, bits);
+            }
+            start += block;
+        }
+        (start, 0)
+    }
+
+    #[inline(always)]
+    fn scan_with<T: Element, const KIND: u8, const TEST: u8>(
+        &self,
+        row: &[T],
+        mut start: usize,
+        lanes: &Lanes<V>,
+    ) -> (usize, u64) {
+        let block = UNROLL * V::LANES;
+        // 32- and 64-bit elements and f16 bits: two blocks a branch (32 x 128k f32 with K = 8: 0.26 to
+        // 0.18 ms; f16 with K = 1, 0.100 to 0.081; one block a branch left the loads too few in flight to
+        // reach the memory's speed). Narrower ones, whose loads widen or convert, lost 10-15% with it, and
+        // test one block a branch.
+        while KIND == HALF && V::HALF_LANES && start + 2 * block <= row.len() {
+            // SAFETY: checked just above; T is f16 for HALF.
+            let (a, b) = unsafe {
+                (
+                    self.half_bits::<T, TEST>(row, start),
+                    self.half_bits::<T, TEST>(row, start + block),
+                )
+            };
+            if a | b != 0 {
+                return if a != 0 { (start, a) } else { (start + block, b) };
+            }
+            start += 2 * block;
+        }
+        while size_of::<T>() >= 4 && start + 2 * block <= row.len() {
+            // SAFETY: checked just above.
+            let (a, b) = unsafe {
+                (
+                    self.masks_with::<T, KIND, TEST>(row, start, lanes),
+                    self.masks_with::<T, KIND, TEST>(row, start + block, lanes),
+                )
+            };
+            let none = V::lt(self.limit, self.limit);
+            let any = a.iter().chain(&b).fold(none, |x, &y| V::or_mask(x, y));
+            if V::any(any) {
+                let bits = bits_of::<V>(&a);
+                return if bits != 0 {
+                    (start, bits)
+                } else {
+                    (start + block, bits_of::<V>(&b))
+                };
+            }
+            start += 2 * block;
+        }
+        while start + block <= row.len() {
+            // SAFETY: checked just above.
+            let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, start, lanes) };
+            if bits != 0 {
+                return (start, bits);
+            }
+            start += block;
+        }
+        (start, 0)
+    }
+
+    /// [`block_bits`](Self::block_bits) with the float test `TEST`.
+    ///
+    /// # Safety
+    /// `start + UNROLL · LANES <= row.len()`.
+    #[inline(always)]
+    unsafe fn bits_with<T: Element, const KIND: u8, const TEST: u8>(
+        &self,
+        row: &[T],
+        start: usize,
+        lanes: &Lanes<V>,
+    ) -> u64 {
+        if KIND == HALF && V::HALF_LANES {
+            // SAFETY: the caller's precondition.
+            return unsafe { self.half_bits::<T, TEST>(row, start) };
+        }
+        // SAFETY: the caller's precondition.
+        let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
+        let any = masks
+            .iter()
+            .fold(V::lt(self.limit, self.limit), |a, &b| V::or_mask(a, b));
+        if !V::any(any) {
+            return 0;
+        }
+        bits_of::<V>(&masks)
+    }
+
+    /// [`bits_with`](Self::bits_with) for `HALF` in 16-bit lanes: `UNROLL / 2` registers of 16-bit
+    /// lanes, whose tests come as bits already (kept out of the masks of 32-bit lanes: splitting them per
+    /// `LANES` made LLVM shuffle the masks through memory, and the loop 7 times slower).
+    ///
+    /// # Safety
+    /// `start + UNROLL · LANES <= row.len()`, and T is f16.
+    #[inline(always)]
+    unsafe fn half_bits<T: Element, const TEST: u8>(&self, row: &[T], start: usize) -> u64 {
+        debug_assert!(start + UNROLL * V::LANES <= row.len() && size_of::<T>() == 2);
+        let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
+        let mut bits = 0;
+        for pair in 0..UNROLL / 2 {
+            // SAFETY: the pair's 2 · LANES elements end at start + UNROLL · LANES at the latest, inside
+            // `row` (the caller's precondition), and T is f16 (2 bytes).
+            let raw = unsafe { V::load16(row.as_ptr().add(start + 2 * pair * V::LANES).cast()) };
+            bits |= half_test(raw, self.limit, self.negative_nan, test) << (2 * pair * V::LANES);
+        }
+        bits
+    }
+
+    /// The lane tests of the block of `row` from `start`, with the float test `TEST`.
+    ///
+    /// # Safety
+    /// `start + UNROLL · LANES <= row.len()`.
+    #[inline(always)]
+    unsafe fn masks_with<T: Element, const KIND: u8, const TEST: u8>(
+        &self,
+        row: &[T],
+        start: usize,
+        lanes: &Lanes<V>,
+    ) -> [V::Mask; UNROLL] {
+        debug_assert!(start + UNROLL * V::LANES <= row.len(), "{start} of {}", row.len());
+        let limit = self.limit;
+        let mut masks = [V::eq(limit, limit); UNROLL];
+        let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
+        for (u, mask) in masks.iter_mut().enumerate() {
+            // SAFETY: the u-th vector of the block ends at start + UNROLL · LANES at the latest, inside `row`
+            // (the caller's precondition); T is one of the crate's element types, of the lane's width or less.
+            let raw = unsafe {
+                let ptr = row.as_ptr().add(start + u * V::LANES);
+                // HALF: T is f16 (2 bytes), and the vector converts it (16-bit lanes do not come here).
+                if KIND == HALF {
+                    V::load_half(ptr.cast())
+                } else {
+                    V::load(ptr)
+                }
+            };
+            *mask = match KIND {
+                NATIVE_FLOAT | HALF => match test {
+                    LESS => raw.float_lt(limit),
+                    LESS_OR_EQUAL => raw.float_le(limit),
+                    _ => raw.float_nle(limit),
+                },
+                _ => keys::<V, KIND>(raw, lanes).lt(limit),
+            };
+        }
+        masks
+    }
+
+    #[inline(always)]
+    pub(super) fn none() -> Self {
+        Prepared {
+            key: 0,
+            limit: V::splat(0),
+            negative_nan: V::splat(u64::MAX),
+            test: LESS,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn new<const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
+        let (limit, test) = match KIND {
+            NATIVE_FLOAT => {
+                let (value, test) = float_limit(key, flip, map);
+                (value, test.code())
+            }
+            HALF if V::HALF_LANES => {
+                let (half, test) = half_limit(float_limit(key, flip, map));
+                // The same 16 bits in both halves of every 32-bit lane.
+                (half * 0x1_0001, test)
+            }
+            HALF => {
+                let (half, test) = float_limit(key, flip, map);
+                (
+                    u64::from(half::f16::from_bits(half as u16).to_f32().to_bits()),
+                    test.code(),
+                )
+            }
+            _ => (key, LESS),
+        };
+        let negative_nan = match test {
+            HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN => (F16_INFINITY | 0x8000) * 0x1_0001,
+            _ => u64::MAX,
+        };
+        Prepared {
+            key,
+            limit: V::splat(limit),
+            negative_nan: V::splat(negative_nan),
+            test,
+        }
+    }
+}
+
+/// A block's lane tests as bits: lane `i` of vector `u` is bit `u · LANES + i`.
+#[inline(always)]
+pub(super) fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
+    let mut bits = 0u64;
+    for (u, &mask) in masks.iter().enumerate() {
+        bits |= V::bits(mask) << (u * V::LANES);
+    }
+    bits
+}
+
+// How lanes are compared with the prepared limit, as the const parameter of the hot loop: the
+// [`FloatTest`]s, and the tests of f16 bits in 16-bit lanes ([`half_test`]).
+pub(super) const LESS: u8 = 0;
+
+pub(super) const LESS_OR_EQUAL: u8 = 1;
+
+pub(super) const NOT_LESS_OR_EQUAL: u8 = 2;
+
+pub(super) const HALF_BELOW_SIGNED: u8 = 3;
+
+pub(super) const HALF_ABOVE: u8 = 4;
+
+pub(super) const HALF_ABOVE_SIGNED_OR_NAN: u8 = 5;
+
+pub(super) const HALF_BELOW_OR_NAN: u8 = 6;
+
+/// The test matched per block, in the one copy of the cold paths.
+pub(super) const AT_RUN_TIME: u8 = 7;
+
+/// The lanes of `raw` (f16 bits in 16-bit lanes) that pass `test` against `limit` and `negative_nan`,
+/// as bits.
+#[inline(always)]
+pub(super) fn half_test<V: Vector>(raw: V, limit: V, negative_nan: V, test: u8) -> u64 {
+    match test {
+        HALF_BELOW_SIGNED => raw.lt16_signed(limit),
+        HALF_ABOVE => raw.gt16(limit),
+        HALF_ABOVE_SIGNED_OR_NAN => raw.gt16_signed(limit) | raw.gt16(negative_nan),
+        _ => raw.lt16(limit) | raw.gt16(negative_nan),
+    }
+}
+
+/// The float test `(v, test)` of [`float_limit`] for f16, as integer compares of the raw bits
+/// (sign and magnitude) in 16-bit lanes: the value and the test constant for [`half_test`].
+///
+/// ```text
+/// x < v, v > +0       x <s v           (signed: every negative is below; positives by magnitude)
+/// x < v, v <= +0      x >u v|0x8000    (negatives of larger magnitude; +0 stands as -0)
+/// x <= +inf           x <s +inf + 1
+/// !(x <= v), v >= +0  x >s v  or  x >u -inf
+/// !(x <= v), v < -0   x <u v  or  x >u -inf   (every positive, negatives of smaller magnitude)
+/// ```
+/// `x >u -inf` is a negative NaN, which `!(x <= v)` passes. Exact, except that the two tests of
+/// `x < v` also pass negative NaNs: a lane test may pass too much, and these are rare.
+#[inline(always)]
+pub(super) fn half_limit((v, test): (u64, FloatTest)) -> (u64, u8) {
+    let negative = v & 0x8000 != 0;
+    match test {
+        FloatTest::Less if !negative && v != 0 => (v, HALF_BELOW_SIGNED),
+        FloatTest::Less => (v | 0x8000, HALF_ABOVE),
+        FloatTest::LessOrEqual => (v + 1, HALF_BELOW_SIGNED),
+        FloatTest::NotLessOrEqual if !negative => (v, HALF_ABOVE_SIGNED_OR_NAN),
+        FloatTest::NotLessOrEqual => (v, HALF_BELOW_OR_NAN),
+    }
+}
+
+/// How f32/f64 lanes are compared with the float a limit stands for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum FloatTest {
+    /// `x < v` (false for NaN).
+    Less,
+    /// `x <= v` (false for NaN).
+    LessOrEqual,
+    /// `!(x <= v)` (true for NaN).
+    NotLessOrEqual,
+}
+
+impl FloatTest {
+    /// The hot loop's constant for this test.
+    #[inline(always)]
+    fn code(self) -> u8 {
+        match self {
+            FloatTest::Less => LESS,
+            FloatTest::LessOrEqual => LESS_OR_EQUAL,
+            FloatTest::NotLessOrEqual => NOT_LESS_OR_EQUAL,
+        }
+    }
+}
+
+/// The bits of a float `v`, and the comparison, that pass exactly the elements whose flipped key is
+/// below `limit` — the key transform moved from every element to the one limit.
+///
+/// Keys are monotone in the total order of SPEC §2, which is IEEE order with -0 == +0 and NaN above
+/// everything; IEEE compares tie the zeros already, so only NaN and the one key no value has (just below
+/// +0's, where -0 would have gone) need care:
+/// - `Increasing`: key(x) < L iff x < v for v the value of key L (the hole inverts to -0: x < -0 is
+///   exactly "negative"); when L is above +inf's key every non-NaN passes: x <= +inf.
+/// - `Decreasing`: key(x) > M (M = L ^ ones) iff x > v or x is NaN, with the hole taken as the key
+///   just below it (the smallest negative subnormal) and M at or above +inf's key meaning "NaN only".
+#[inline(always)]
+pub(super) fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTest) {
+    let infinity_key = map.infinity | map.sign;
+    let hole = map.sign - 1;
+    let value = |key: u64| {
+        if key >= map.sign {
+            key ^ map.sign
+        } else {
+            !key & map.ones
+        }
+    };
+    if flip == 0 {
+        if limit > infinity_key {
+            (map.infinity, FloatTest::LessOrEqual)
+        } else {
+            (value(limit), FloatTest::Less)
+        }
+    } else {
+        let key = limit ^ map.ones;
+        let key = if key == hole { hole - 1 } else { key };
+        (value(key.min(infinity_key)), FloatTest::NotLessOrEqual)
+    }
+}
+
+/// The bits of f16's +inf; bf16, the other 16-bit float, has 0x7F80.
+pub(super) const F16_INFINITY: u64 = 0x7C00;
+
+/// How raw bits become keys for one element type, probed from [`Element::key`] itself so that the
+/// lanes can never disagree with the scalar keys (the form of the key, a constant of the type, is
+/// checked against the same probe by a test).
+pub(crate) struct KeyMap {
+    pub(super) sign: u64,
+    pub(super) ones: u64,
+    pub(super) infinity: u64,
+}
+
+impl KeyMap {
+    #[inline(always)]
+    pub(super) fn of<T: Element>() -> KeyMap {
+        let bits = 8 * size_of::<T>() as u32;
+        let ones = u64::MAX >> (64 - bits);
+        let sign = 1u64 << (bits - 1);
+        let key = |raw: u64| from_bits::<T>(raw).key().widen();
+        // The largest finite magnitude's successor: IEEE infinity (f16 and bf16 share a width).
+        let infinity = match bits {
+            16 if key(0x7C01) == ones => F16_INFINITY,
+            16 => 0x7F80,
+            32 => 0x7F80_0000,
+            _ => 0x7FF0_0000_0000_0000,
+        };
+        KeyMap { sign, ones, infinity }
+    }
+}
+
+/// The value of `T` with the raw bits `raw` (truncated to T's width).
+#[inline(always)]
+pub(super) fn from_bits<T: Element>(raw: u64) -> T {
+    match size_of::<T>() {
+        // `Element` is sealed to the primitive integers and floats and half's `repr(transparent)`
+        // f16/bf16, for which every bit pattern of their size is a valid value, and each arm reads exactly
+        // size_of::<T>() bytes of a source of that size.
+        // SAFETY: see above.
+        1 => unsafe { core::mem::transmute_copy(&(raw as u8)) },
+        // SAFETY: see above.
+        2 => unsafe { core::mem::transmute_copy(&(raw as u16)) },
+        // SAFETY: see above.
+        4 => unsafe { core::mem::transmute_copy(&(raw as u32)) },
+        // SAFETY: see above (size 8).
+        _ => unsafe { core::mem::transmute_copy(&raw) },
+    }
+}
+
+/// The key map's constants broadcast once per row, with the direction's flip folded in.
+pub(super) struct Lanes<V> {
+    flip: V,
+    sign_flip: V,
+    sign: V,
+    magnitude: V,
+    infinity: V,
+    negative_flip: V,
+}
+
+impl<V: Vector> Lanes<V> {
+    #[inline(always)]
+    pub(super) fn new(map: &KeyMap, flip: u64) -> Self {
+        Lanes {
+            flip: V::splat(flip),
+            sign_flip: V::splat(map.sign ^ flip),
+            sign: V::splat(map.sign),
+            magnitude: V::splat(map.ones >> 1),
+            infinity: V::splat(map.infinity),
+            negative_flip: V::splat(map.ones ^ flip),
+        }
+    }
+}
+
+/// The flipped keys of raw lanes: [`crate::element`]'s transform, lane-wise.
+#[inline(always)]
+pub(super) fn keys<V: Vector, const KIND: u8>(raw: V, c: &Lanes<V>) -> V {
+    match KIND {
+        UNSIGNED => raw.xor(c.flip),
+        SIGNED => raw.xor(c.sign_flip),
+        _ => {
+            // Negative: all bits flipped; positive: sign set (then the direction's flip on top).
+            let negative = raw.and(c.sign).eq(c.sign);
+            let key = raw.xor(V::select(negative, c.negative_flip, c.sign_flip));
+            // -0 ties with +0, whose key is the sign bit alone.
+            let key = V::select(raw.eq(c.sign), c.sign_flip, key);
+            // Every NaN is above +inf: all ones.
+            V::select(raw.and(c.magnitude).gt(c.infinity), c.negative_flip, key)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The float test of every limit near an interesting key passes exactly the keys below the limit:
+    /// the lanes' test is then exact for f32, not only a superset.
+    #[test]
+    fn float_limits_are_exact_for_f32() {
+        let map = KeyMap::of::<f32>();
+        let values: [u32; 14] = [
+            0,
+            0x8000_0000,
+            1,
+            0x8000_0001,
+            0x3F80_0000,
+            0xBF80_0000,
+            0x7F7F_FFFF,
+            0xFF7F_FFFF,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_0000,
+            0xFFC0_0001,
+            0x7F80_0001,
+            0x0080_0000,
+        ];
+        let keys = values.map(|v| u64::from(f32::from_bits(v).key()));
+        let mut limits: Vec<u64> = keys.iter().flat_map(|&k| [k.saturating_sub(1), k, k + 1]).collect();
+        limits.extend([0x7FFF_FFFF, 0x7FFF_FFFE, 0xFFFF_FFFE, 0xFFFF_FFFF, 0xFF80_0001, 1]);
+        for flip in [0, 0xFFFF_FFFF] {
+            for &limit in limits.iter().filter(|&&l| (1..=0xFFFF_FFFF).contains(&l)) {
+                let (v, test) = float_limit(limit, flip, &map);
+                let v = f32::from_bits(v as u32);
+                for &x in &values {
+                    let want = (u64::from(f32::from_bits(x).key()) ^ flip) < limit;
+                    let x = f32::from_bits(x);
+                    let got = match test {
+                        FloatTest::Less => x < v,
+                        FloatTest::LessOrEqual => x <= v,
+                        FloatTest::NotLessOrEqual => x.partial_cmp(&v).is_none_or(|o| o.is_gt()),
+                    };
+                    assert_eq!(got, want, "x {:#x} limit {limit:#x} flip {flip:#x}", x.to_bits());
+                }
+            }
+        }
+    }
+
+    /// The f16 bit tests of every limit pass every f16 whose key is below it, and besides those only
+    /// negative NaNs (which `x < v` may pass): checked over all 65536 values, for limits at and around
+    /// every key of interest.
+    #[test]
+    #[cfg_attr(miri, ignore = "9 million tests of plain integer code")]
+    fn half_limits_pass_exactly_the_keys_below() {
+        let map = KeyMap::of::<half::f16>();
+        let key = |x: u16| u64::from(half::f16::from_bits(x).key());
+        let values = [
+            0u16, 0x8000, 1, 0x8001, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE01,
+        ];
+        let mut limits: Vec<u64> = values.iter().flat_map(|&x| [key(x) - 1, key(x), key(x) + 1]).collect();
+        limits.extend([1, 0xFFFE, 0xFFFF, 0x7FFF, 0x7FFE]);
+        for flip in [0, 0xFFFF] {
+            for &limit in limits.iter().filter(|&&l| (1..=0xFFFF).contains(&l)) {
+                let (v, test) = half_limit(float_limit(limit, flip, &map));
+                let v = v as u16;
+                for x in 0..=u16::MAX {
+                    let (signed, v_signed) = (x as i16, v as i16);
+                    let negative_nan = x > 0xFC00;
+                    let passes = match test {
+                        HALF_BELOW_SIGNED => signed < v_signed,
+                        HALF_ABOVE => x > v,
+                        HALF_ABOVE_SIGNED_OR_NAN => signed > v_signed || negative_nan,
+                        _ => x < v || negative_nan,
+                    };
+                    let want = (key(x) ^ flip) < limit;
+                    assert!(
+                        passes == want || (passes && negative_nan),
+                        "x {x:#x} limit {limit:#x} flip {flip:#x}: test {test} v {v:#x}"
+                    );
+                }
+            }
+        }
+    }
+}
