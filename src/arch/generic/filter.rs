@@ -194,8 +194,8 @@ pub(super) const HALF_K: usize = SMALL_K / 2;
 /// The slots start as [`Entry::LAST`], so every push is the same branch-free pass over them (an
 /// insertion loop's exit is a mispredicted branch per push, which cost more than the moves). K <= 8
 /// passes over the lower 8 slots only: the one branch is the same for every push of a call, and it took
-/// a quarter off MoE rows (1.04 to 0.78 ms for 4096 x 256, K = 8). (Two pool types sized 8 and 16 did the same, but doubled the filter's
-/// code: the firmware build grew from 26 to 45 KB.)
+/// a quarter off MoE rows (1.04 to 0.78 ms for 4096 x 256, K = 8). (Two pool types sized 8 and 16 did
+/// the same, but doubled the filter's code: the firmware build grew from 26 to 45 KB.)
 pub(super) struct Sorted<E> {
     best: [E; SMALL_K],
     /// Entries pushed, up to K: the slots from here on are still `LAST`.

@@ -302,19 +302,15 @@ pub(super) fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
 // How lanes are compared with the prepared limit, as the const parameter of the hot loop: the
 // [`FloatTest`]s, and the tests of f16 bits in 16-bit lanes ([`half_test`]).
 pub(super) const LESS: u8 = 0;
-
 pub(super) const LESS_OR_EQUAL: u8 = 1;
 
 pub(super) const NOT_LESS_OR_EQUAL: u8 = 2;
-
 pub(super) const HALF_BELOW_SIGNED: u8 = 3;
 
 pub(super) const HALF_ABOVE: u8 = 4;
-
 pub(super) const HALF_ABOVE_SIGNED_OR_NAN: u8 = 5;
 
 pub(super) const HALF_BELOW_OR_NAN: u8 = 6;
-
 /// The test matched per block, in the one copy of the cold paths.
 pub(super) const AT_RUN_TIME: u8 = 7;
 

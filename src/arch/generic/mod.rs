@@ -1,4 +1,6 @@
-//! The block threshold filter, written once over [`Vector`] for every ISA.
+//! The vector algorithms, each written once over [`Vector`] for every ISA, and the choice among them
+//! per contiguous row ([`select`]; a non-last axis goes to [`side`]). The main one is the block
+//! threshold filter:
 //!
 //! ```text
 //! for each block of UNROLL vectors of a contiguous row:
@@ -9,16 +11,17 @@
 //! ```
 //! Tricks:
 //! - f32/f64 lanes are not keyed at all: the limit is turned into the float it stands for once, and
-//!   the block test is one IEEE compare per vector ([`float_limit`](lanes::float_limit)); f16's is one or two integer
-//!   compares of its raw bits where the ISA has 16-bit lanes (AVX-512BW: [`half_limit`](lanes::half_limit), 32 a
-//!   register), else an IEEE compare after converting to f32 on load (F16C: [`Vector::load_half`]); the
-//!   other types' keys are computed exactly in the lanes (f16/bf16: sign → flip, -0 → +0, NaN → all
-//!   ones; signed: sign bit flipped) and compared unsigned. Passing lanes are re-keyed by the scalar
-//!   code, so the lane test may only ever pass too much, never too little;
+//!   the block test is one IEEE compare per vector ([`float_limit`](lanes::float_limit)); f16's is one
+//!   or two integer compares of its raw bits where the ISA has 16-bit lanes (AVX-512BW:
+//!   [`half_limit`](lanes::half_limit), 32 a register), else an IEEE compare after converting to f32 on
+//!   load (F16C: [`Vector::load_half`]); the other types' keys are computed exactly in the lanes
+//!   (f16/bf16: sign → flip, -0 → +0, NaN → all ones; signed: sign bit flipped) and compared unsigned.
+//!   Passing lanes are re-keyed by the scalar code, so the lane test may only ever pass too much, never
+//!   too little;
 //! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
-//! - the hot loop ([`Prepared::scan`](lanes::Prepared::scan)) holds only the compares and a branch: the pool is looked at after
-//!   survivors only, the float test is chosen outside it, and 32/64-bit rows (and f16 bits) test two
-//!   blocks a branch;
+//! - the hot loop ([`Prepared::scan`](lanes::Prepared::scan)) holds only the compares and a branch: the
+//!   pool is looked at after survivors only, the float test is chosen outside it, and 32/64-bit rows
+//!   (and f16 bits) test two blocks a branch;
 //! - the row's end is one more full block ending at the last element, its already-seen lanes masked
 //!   off (no scalar tail: on 256-element rows the tail was a fifth of the row);
 //! - K <= 16 keeps the best K sorted on the stack ([`Sorted`](filter::Sorted)): a push is a branch-free insertion,
@@ -83,20 +86,22 @@ const UNROLL: usize = 4;
 /// the row.
 const BAIL_MIN_RATIO: usize = 256;
 
+// The key forms of [`Element`]s, and the two forms the block test has of its own for floats: the kind
+// each filter is compiled for.
 const UNSIGNED: u8 = UNSIGNED_KEY;
-
 const SIGNED: u8 = SIGNED_KEY;
-
 const FLOAT: u8 = FLOAT_KEY;
 
-/// f32 and f64: compared as floats against the value whose key is the limit (see [`float_limit`](lanes::float_limit)).
+/// f32 and f64: compared as floats against the value whose key is the limit (see
+/// [`float_limit`](lanes::float_limit)).
 const NATIVE_FLOAT: u8 = 3;
 
 /// f16 on vectors with 16-bit lanes ([`Vector::HALF_LANES`]): the raw bits, two vectors' worth a
-/// register, compared as integers with the limit value's bits ([`half_test`](lanes::half_test)). On vectors that convert
-/// it instead ([`Vector::CONVERTS_HALF`]): loaded as f32 and compared like `NATIVE_FLOAT` against the
-/// f16 limit value, also converted (exact, so the test is the same). One kind for both, so that a
-/// debug build, which compiles every kind's filter into each engine's one frame, has one more, not two.
+/// register, compared as integers with the limit value's bits ([`half_test`](lanes::half_test)). On
+/// vectors that convert it instead ([`Vector::CONVERTS_HALF`]): loaded as f32 and compared like
+/// `NATIVE_FLOAT` against the f16 limit value, also converted (exact, so the test is the same). One kind
+/// for both, so that a debug build, which compiles every kind's filter into each engine's one frame, has
+/// one more, not two.
 const HALF: u8 = 4;
 
 /// Selects with the block filter when the row is contiguous, with the scalar engine otherwise.
