@@ -12,7 +12,7 @@ use super::lanes::{KeyMap, Lanes, keys};
 use super::{FLOAT, HALF, NATIVE_FLOAT, UNROLL, network};
 
 /// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes).
-pub(super) const GROUPS: usize = 16;
+const GROUPS: usize = 16;
 
 /// Elements of a row's start the prefix bound reads (all of a short row).
 pub(super) const PREFIX: usize = 512;
@@ -95,7 +95,7 @@ pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
 /// `(j + 1) · LANES <= row.len()`, and `T` is one of the crate's element types of the lane's width or
 /// less.
 #[inline(always)]
-pub(super) unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
+unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
     // SAFETY: the caller's precondition.
     unsafe { V::load::<T>(row.as_ptr().add(j * V::LANES)) }
 }
@@ -106,7 +106,7 @@ pub(super) unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
 /// UNROLL chains of compare and blend, not one (its latency): vector j goes to chain j mod UNROLL, which
 /// holds the groups of vector j mod `vectors` (`vectors` divides UNROLL), and the chains merge at the end.
 #[inline(always)]
-pub(super) fn pick<V: Vector, T, const DECREASING: bool>(row: &[T], vectors: usize, rounds: usize) -> [V; UNROLL] {
+fn pick<V: Vector, T, const DECREASING: bool>(row: &[T], vectors: usize, rounds: usize) -> [V; UNROLL] {
     let total = rounds * vectors;
     debug_assert!(total * V::LANES <= row.len() && vectors >= 1 && UNROLL.is_multiple_of(vectors));
     // Every `nth_vector` below reads a vector j < total, and total · LANES <= row.len() (the caller's
@@ -139,7 +139,7 @@ pub(super) fn pick<V: Vector, T, const DECREASING: bool>(row: &[T], vectors: usi
 /// every number; else the smaller is better, and every number better than NaN (SPEC §2's order; IEEE
 /// compares alone leave NaN out both ways).
 #[inline(always)]
-pub(super) fn better<V: Vector, const DECREASING: bool>(x: V, y: V) -> V {
+fn better<V: Vector, const DECREASING: bool>(x: V, y: V) -> V {
     let takes = if DECREASING {
         V::or_mask(y.float_lt(x), x.float_nle(x))
     } else {
@@ -149,7 +149,7 @@ pub(super) fn better<V: Vector, const DECREASING: bool>(x: V, y: V) -> V {
 }
 
 /// Elements sampled per selected element when a row bails out.
-pub(super) const SAMPLE_RATIO: usize = 64;
+const SAMPLE_RATIO: usize = 64;
 
 /// The K-th best key among `SAMPLE_RATIO · k` evenly spaced elements of `row`.
 ///

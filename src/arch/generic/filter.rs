@@ -55,7 +55,7 @@ pub(super) fn offer(candidates: &mut impl Pool, key: u64, position: usize, cap: 
 
 /// Keys must be strictly below this to enter; `None` while everything enters.
 #[inline(always)]
-pub(super) fn limit(candidates: &impl Pool, cap: Option<u64>) -> Option<u64> {
+fn limit(candidates: &impl Pool, cap: Option<u64>) -> Option<u64> {
     let threshold = candidates.threshold();
     match (threshold, cap) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -68,7 +68,7 @@ pub(super) fn limit(candidates: &impl Pool, cap: Option<u64>) -> Option<u64> {
 /// than K elements were below `cap`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
-pub(super) fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
+fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
@@ -147,7 +147,7 @@ pub(super) fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
 /// Pushes allowed before `position` before the filter counts as failing: random data pushes about
 /// `K · ln(position / K)`, ascending data every element.
 #[inline(always)]
-pub(super) fn bail_budget(k: usize, position: usize) -> usize {
+fn bail_budget(k: usize, position: usize) -> usize {
     8 * k + position / 64
 }
 

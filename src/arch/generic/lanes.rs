@@ -27,12 +27,7 @@ impl<V: Vector> Prepared<V> {
     /// # Safety
     /// `start + UNROLL · LANES <= row.len()`.
     #[inline(always)]
-    pub(super) unsafe fn block_bits<T: Element, const KIND: u8>(
-        &self,
-        row: &[T],
-        start: usize,
-        lanes: &Lanes<V>,
-    ) -> u64 {
+    unsafe fn block_bits<T: Element, const KIND: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> u64 {
         // SAFETY: the caller's precondition.
         unsafe { self.bits_with::<T, KIND, AT_RUN_TIME>(row, start, lanes) }
     }
@@ -291,7 +286,7 @@ impl<V: Vector> Prepared<V> {
 
 /// A block's lane tests as bits: lane `i` of vector `u` is bit `u · LANES + i`.
 #[inline(always)]
-pub(super) fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
+fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
     let mut bits = 0u64;
     for (u, &mask) in masks.iter().enumerate() {
         bits |= V::bits(mask) << (u * V::LANES);
@@ -301,18 +296,18 @@ pub(super) fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
 
 // How lanes are compared with the prepared limit, as the const parameter of the hot loop: the
 // [`FloatTest`]s, and the tests of f16 bits in 16-bit lanes ([`half_test`]).
-pub(super) const LESS: u8 = 0;
-pub(super) const LESS_OR_EQUAL: u8 = 1;
+const LESS: u8 = 0;
+const LESS_OR_EQUAL: u8 = 1;
 
-pub(super) const NOT_LESS_OR_EQUAL: u8 = 2;
-pub(super) const HALF_BELOW_SIGNED: u8 = 3;
+const NOT_LESS_OR_EQUAL: u8 = 2;
+const HALF_BELOW_SIGNED: u8 = 3;
 
-pub(super) const HALF_ABOVE: u8 = 4;
-pub(super) const HALF_ABOVE_SIGNED_OR_NAN: u8 = 5;
+const HALF_ABOVE: u8 = 4;
+const HALF_ABOVE_SIGNED_OR_NAN: u8 = 5;
 
-pub(super) const HALF_BELOW_OR_NAN: u8 = 6;
+const HALF_BELOW_OR_NAN: u8 = 6;
 /// The test matched per block, in the one copy of the cold paths.
-pub(super) const AT_RUN_TIME: u8 = 7;
+const AT_RUN_TIME: u8 = 7;
 
 /// The lanes of `raw` (f16 bits in 16-bit lanes) that pass `test` against `limit` and `negative_nan`,
 /// as bits.

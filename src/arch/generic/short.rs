@@ -10,7 +10,7 @@ use super::UNROLL;
 use super::lanes::{KeyMap, Lanes, Prepared};
 
 /// Elements below its cap the short-row path collects before it leaves the row to the filter.
-pub(super) const SHORT_CAP: usize = 64;
+const SHORT_CAP: usize = 64;
 
 /// A row the prefix bound read whole, `cap` one above that bound: every element below `cap` collected
 /// in one pass, then ordered by the network. Returns false, having reported nothing, when more than

@@ -1,5 +1,17 @@
 //! A non-last axis: neighbouring sequences read side by side, one per lane, each lane's best K kept in
 //! registers ([`side_filter`]), so that memory is read in order and never transposed.
+//!
+//! ```text
+//! best[0..S], at[0..S] = each lane's best keys so far, sorted, and their positions   // in registers
+//! for each position j (one vector: element j of every lane, adjacent in memory):
+//!     x = keys(row j)
+//!     if j < K or any lane of x < best[S - 1]: insert x at j into every lane    // branch-free
+//! ```
+//! The lanes' best K sit in the last K of `S` slots (8 or 16), the slots before them hold key 0 and
+//! never move, so the threshold is always the last slot. A non-last axis costs one vector compare per
+//! `LANES` elements, reading memory in order, and one `S`-step vector insertion when some lane's
+//! threshold falls, instead of one strided (cache-missing) walk per sequence, or a scalar insertion per
+//! passing lane. Stack: `2 · S` vectors (at most 2 KiB).
 
 use core::mem::size_of;
 
@@ -14,18 +26,6 @@ use super::{FLOAT, SIGNED, UNSIGNED};
 /// Reads `V::LANES` neighbouring sequences of `side` side by side, one per lane, and reports each one's
 /// first K through `emit(lane, rank, position)`. Returns the sequences taken: `V::LANES`, or 0 (nothing
 /// reported) when `side` has fewer, `k > SMALL_K`, or positions do not fit the lanes.
-///
-/// ```text
-/// best[0..S], at[0..S] = each lane's best keys so far, sorted, and their positions   // in registers
-/// for each position j (one vector: element j of every lane, adjacent in memory):
-///     x = keys(row j)
-///     if j < K or any lane of x < best[S - 1]: insert x at j into every lane    // branch-free
-/// ```
-/// The lanes' best K sit in the last K of `S` slots (8 or 16), the slots before them hold key 0 and
-/// never move, so the threshold is always the last slot. A non-last axis costs one vector compare per
-/// `LANES` elements, reading memory in order, and one `S`-step vector insertion when some lane's
-/// threshold falls, instead of one strided (cache-missing) walk per sequence, or a scalar insertion per
-/// passing lane. Stack: `2 · S` vectors (at most 2 KiB).
 #[inline(always)]
 pub(crate) fn select_side<V32: Vector, V64: Vector, T: Element>(
     side: &Side<'_, T>,
@@ -47,7 +47,7 @@ pub(crate) fn select_side<V32: Vector, V64: Vector, T: Element>(
 /// [`side_filter`] with as few slots as K needs: 8 (half the registers of AVX-512 for both arrays)
 /// or 16.
 #[inline(always)]
-pub(super) fn side_slots<V: Vector, T: Element, const KIND: u8>(
+fn side_slots<V: Vector, T: Element, const KIND: u8>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
@@ -63,10 +63,11 @@ pub(super) fn side_slots<V: Vector, T: Element, const KIND: u8>(
 
 /// Rows ahead of the current one that the side filter asks the cache for: its rows are a stride apart,
 /// where the hardware prefetchers of some cores (a Xeon here) do not follow.
-pub(super) const SIDE_AHEAD: usize = 8;
+const SIDE_AHEAD: usize = 8;
 
+/// [`select_side`] for one key kind with `S` slots (see the module doc).
 #[inline(always)]
-pub(super) fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
+fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
@@ -108,7 +109,7 @@ pub(super) fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>
 
 /// The keys of element `position` of the first `V::LANES` sequences of `side`; `None` if it has fewer.
 #[inline(always)]
-pub(super) fn side_keys<V: Vector, T: Element, const KIND: u8>(
+fn side_keys<V: Vector, T: Element, const KIND: u8>(
     side: &Side<'_, T>,
     position: usize,
     constants: &Lanes<V>,
@@ -130,13 +131,7 @@ pub(super) fn side_keys<V: Vector, T: Element, const KIND: u8>(
 /// key behind the earlier one (ties by position). From the top down, so that each slot reads its
 /// neighbour's old contents.
 #[inline(always)]
-pub(super) fn insert<V: Vector, const S: usize>(
-    best: &mut [V; S],
-    at: &mut [V; S],
-    x: V,
-    position: usize,
-    filled: usize,
-) {
+fn insert<V: Vector, const S: usize>(best: &mut [V; S], at: &mut [V; S], x: V, position: usize, filled: usize) {
     let p = V::splat(position as u64);
     for i in (1..S).rev() {
         let (here, lower) = (below(best, x, i, filled), below(best, x, i - 1, filled));
@@ -152,6 +147,6 @@ pub(super) fn insert<V: Vector, const S: usize>(
 /// (A function, not a closure: a closure the compiler declines to inline loses the engine's target
 /// features, and each intrinsic in it becomes a call.)
 #[inline(always)]
-pub(super) fn below<V: Vector, const S: usize>(best: &[V; S], x: V, i: usize, filled: usize) -> V::Mask {
+fn below<V: Vector, const S: usize>(best: &[V; S], x: V, i: usize, filled: usize) -> V::Mask {
     if i >= filled { x.eq(x) } else { x.lt(best[i]) }
 }
