@@ -53,6 +53,14 @@ cargo clippy -p topk-kernels --target aarch64-unknown-linux-gnu --all-targets --
 step "tests (host, every feature: kernel, C ABI, GPU on lavapipe, CLI, doctests)"
 cargo test --workspace --all-features
 
+step "tests with dispatch capped to each engine below AVX-512 (TOPK_MAX_ISA=avx2, portable)"
+# The suite above runs every engine explicitly; these files also go through Backend::Auto (and the CLI),
+# which the cap turns into the AVX2 and then the portable engine. The debug build of the step above.
+for cap in avx2 portable; do
+    TOPK_MAX_ISA=$cap cargo test --workspace --all-features \
+        --test accumulator --test cli --test directml --test edge_cases --test properties
+done
+
 step "tests (aarch64 under qemu: NEON and the portable engine; release, for qemu's sake)"
 # Every test file but cli.rs, which runs the example as a child process: qemu-user runs the test
 # binary, but a child aarch64 binary it spawns would need binfmt_misc, which CI machines lack.

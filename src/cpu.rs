@@ -11,6 +11,11 @@
 //! - aarch64: NEON is part of the baseline of every aarch64 target Rust ships with `neon` enabled, so
 //!   the compile-time `cfg(target_feature = "neon")` decides.
 //! - under miri, or on any other architecture: no SIMD at all.
+//!
+//! With `std`, the environment variable `TOPK_MAX_ISA` caps what is found, read once with it: `avx2`
+//! leaves AVX-512 out, `portable` every SIMD engine (other values change nothing). `Backend::Auto` and
+//! each engine's availability follow: a runtime can pin one kernel across a fleet, and the test command
+//! runs the suite with dispatch forced to each engine this CPU has.
 
 /// AVX2, F16C and POPCNT (the `avx2` engine).
 const AVX2: u8 = 1;
@@ -38,17 +43,44 @@ pub(crate) fn has_neon() -> bool {
     level() & NEON != 0
 }
 
-#[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+/// The level, detected once and cached in std builds; known at compile time otherwise.
+#[cfg(all(feature = "std", not(miri)))]
 fn level() -> u8 {
     use core::sync::atomic::{AtomicU8, Ordering};
-    /// The detected level with bit 7 set, or 0 before the first detection.
+    /// The level with bit 7 set, or 0 before the first detection.
     static LEVEL: AtomicU8 = AtomicU8::new(0);
     const KNOWN: u8 = 0x80;
     let cached = LEVEL.load(Ordering::Relaxed);
     if cached & KNOWN != 0 {
-        return cached;
+        return cached & !KNOWN;
     }
-    let mut level = KNOWN;
+    let level = capped(detected(), std::env::var("TOPK_MAX_ISA").ok().as_deref());
+    // Racing threads store the same value.
+    LEVEL.store(level | KNOWN, Ordering::Relaxed);
+    level
+}
+
+#[cfg(not(all(feature = "std", not(miri))))]
+fn level() -> u8 {
+    detected()
+}
+
+/// `level` without the engines above `max_isa` (the `TOPK_MAX_ISA` environment variable): `avx2` takes
+/// AVX-512 away, `portable` every SIMD engine; anything else changes nothing. What `Backend::Auto`
+/// resolves to follows, and so does the availability of each engine: runtimes use it to pin a kernel
+/// across machines, the tests to run the whole suite with dispatch forced to each engine.
+#[cfg_attr(not(feature = "std"), allow(dead_code))] // std builds and the tests
+fn capped(level: u8, max_isa: Option<&str>) -> u8 {
+    match max_isa {
+        Some("avx2") => level & !AVX512,
+        Some("portable") => 0,
+        _ => level,
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+fn detected() -> u8 {
+    let mut level = 0;
     // POPCNT comes with both (the prefix bound counts mask bits); every such CPU has it.
     let popcnt = std::is_x86_feature_detected!("popcnt");
     // Every AVX2 CPU has F16C; the AVX2 engine converts f16 lanes with it.
@@ -58,13 +90,11 @@ fn level() -> u8 {
     if popcnt && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
         level |= AVX512;
     }
-    // Racing threads store the same value.
-    LEVEL.store(level, Ordering::Relaxed);
     level
 }
 
 #[cfg(all(target_arch = "x86_64", not(feature = "std"), not(miri)))]
-fn level() -> u8 {
+fn detected() -> u8 {
     let mut level = 0;
     let popcnt = cfg!(target_feature = "popcnt");
     if popcnt && cfg!(target_feature = "avx2") && cfg!(target_feature = "f16c") {
@@ -77,7 +107,7 @@ fn level() -> u8 {
 }
 
 #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-fn level() -> u8 {
+fn detected() -> u8 {
     NEON
 }
 
@@ -85,7 +115,7 @@ fn level() -> u8 {
     all(target_arch = "x86_64", not(miri)),
     all(target_arch = "aarch64", target_feature = "neon", not(miri))
 )))]
-fn level() -> u8 {
+fn detected() -> u8 {
     0
 }
 
@@ -101,10 +131,29 @@ mod tests {
             std::is_x86_feature_detected!("avx512f")
                 && std::is_x86_feature_detected!("avx512bw")
                 && std::is_x86_feature_detected!("popcnt")
+                && !matches!(std::env::var("TOPK_MAX_ISA").as_deref(), Ok("avx2" | "portable"))
         );
-        #[cfg(all(target_arch = "aarch64", not(miri)))]
-        assert!(first.2, "every aarch64 target Rust ships has NEON");
+        #[cfg(all(target_arch = "aarch64", feature = "std", not(miri)))]
+        assert_eq!(first.2, std::env::var("TOPK_MAX_ISA").as_deref() != Ok("portable"));
         #[cfg(miri)]
         assert_eq!(first, (false, false, false));
+    }
+
+    #[test]
+    fn the_cap_takes_away_the_engines_above_it() {
+        use super::{AVX2, AVX512, NEON, capped};
+        let all = AVX2 | AVX512;
+        assert_eq!(capped(all, None), all);
+        assert_eq!(capped(all, Some("avx512")), all);
+        assert_eq!(capped(all, Some("avx2")), AVX2);
+        assert_eq!(capped(AVX2, Some("avx2")), AVX2);
+        assert_eq!(capped(all, Some("portable")), 0);
+        assert_eq!(capped(NEON, Some("portable")), 0);
+        assert_eq!(capped(NEON, Some("avx2")), NEON);
+        assert_eq!(
+            capped(all, Some("AVX2")),
+            all,
+            "names are the backends' names, lower case"
+        );
     }
 }
