@@ -25,7 +25,9 @@ pub enum Direction {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
-    /// The fastest engine this CPU has for the request's shape.
+    /// The fastest engine this CPU has for the request's shape. With `std`, the environment variable
+    /// `TOPK_MAX_ISA=avx2` or `=portable`, read once, keeps the engines above it out of the choice and
+    /// makes them unavailable.
     Auto,
     /// The reference of [`crate::naive`]: O(n·K), no scratch.
     Naive,
