@@ -55,10 +55,19 @@ cargo test --workspace --all-features
 
 step "tests with dispatch capped to each engine below AVX-512 (TOPK_MAX_ISA=avx2, portable)"
 # The suite above runs every engine explicitly; these files also go through Backend::Auto (and the CLI),
-# which the cap turns into the AVX2 and then the portable engine. The debug build of the step above.
+# which the cap turns into the AVX2 and then the portable engine. The binaries the step above built, run
+# directly: `cargo test --test ...` selects other targets, unifies features differently and rebuilds.
+mapfile -t capped_tests < <(cargo test --workspace --all-features --no-run --message-format=json | python3 -c '
+import json, sys
+wanted = {"accumulator", "cli", "directml", "edge_cases", "properties"}
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted \
+            and m["target"]["kind"] == ["test"]:
+        print(m["executable"])')
+((${#capped_tests[@]} == 5)) || { echo "expected 5 test binaries, found: ${capped_tests[*]}"; exit 1; }
 for cap in avx2 portable; do
-    TOPK_MAX_ISA=$cap cargo test --workspace --all-features \
-        --test accumulator --test cli --test directml --test edge_cases --test properties
+    for binary in "${capped_tests[@]}"; do TOPK_MAX_ISA=$cap "$binary"; done
 done
 
 step "tests (aarch64 under qemu: NEON and the portable engine; release, for qemu's sake)"
