@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every check of the workspace.
-# Usage: ./ci.sh            (everything; about 28 minutes on 2 cores from a clean clone: 1680 s on 2026-11-25)
+# Usage: ./ci.sh            (everything; about 27 minutes on 2 cores from a clean clone: 1633 s on 2026-11-26)
 #        ./ci.sh --quick    (skips the fuzz smoke run and miri)
 # Knobs: FUZZ_SECONDS (per fuzz target, default 30), QUICKCHECK_TESTS, TOPK_SEED (see tests/common).
 set -euo pipefail
