@@ -69,7 +69,7 @@ fn level() -> u8 {
 /// AVX-512 away, `portable` every SIMD engine; anything else changes nothing. What `Backend::Auto`
 /// resolves to follows, and so does the availability of each engine: runtimes use it to pin a kernel
 /// across machines, the tests to run the whole suite with dispatch forced to each engine.
-#[cfg_attr(not(feature = "std"), allow(dead_code))] // std builds and the tests
+#[cfg_attr(not(all(feature = "std", not(miri))), allow(dead_code))] // std builds and the tests
 fn capped(level: u8, max_isa: Option<&str>) -> u8 {
     match max_isa {
         Some("avx2") => level & !AVX512,

@@ -53,53 +53,53 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
                 return false;
             }
         }
-    } else if V::COMPRESSES && n > block {
-        // The passing positions compressed a vector at a time, then one loop over them: no branch per
-        // block on how many passed (each a likely misprediction). On the Xeon: 8-12% off f32, f16 and i32
-        // rows of 256 and 512 with K = 8 or 16, 4% on rows of 128; 4% slower on u8 rows of 256 with K = 4
-        // (few pass); rows of one block (one such branch) were 6% slower so, and keep the loop below.
-        let lanes = Lanes::<V>::new(map, flip);
-        let prepared = Prepared::<V>::new::<KIND>(cap, flip, map);
-        let mut found = [0u32; SHORT_CAP + MAX_LANES];
-        let mut passed = 0;
-        let mut position = 0;
-        while position < n {
-            let (start, bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
-            for v in 0..UNROLL {
-                if passed > SHORT_CAP {
-                    return false;
-                }
-                let lane_bits = bits >> (v * V::LANES) & (u64::MAX >> (64 - V::LANES));
-                let positions = V::iota()
-                    .add(V::splat((start + v * V::LANES) as u64))
-                    .compress(lane_bits);
-                // SAFETY: passed <= SHORT_CAP, so `found` has room for the LANES <= MAX_LANES u32 lanes
-                // (COMPRESSES vectors have 32-bit lanes).
-                unsafe { positions.store(found.as_mut_ptr().add(passed)) };
-                passed += lane_bits.count_ones() as usize;
-            }
-            position = start + block;
-        }
-        for &p in found.get(..passed).unwrap_or_default() {
-            let p = p as usize;
-            if !row.get(p).is_some_and(|&value| collect(p, value)) {
-                return false;
-            }
-        }
     } else {
         let lanes = Lanes::<V>::new(map, flip);
         let prepared = Prepared::<V>::new::<KIND>(cap, flip, map);
-        let mut position = 0;
-        while position < n {
-            let (start, mut bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
-            while bits != 0 {
-                let p = start + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if !collect(p, row[p]) {
+        if V::COMPRESSES && n > block {
+            // The passing positions compressed a vector at a time, then one loop over them: no branch per
+            // block on how many passed (each a likely misprediction). On the Xeon: 8-12% off f32, f16 and i32
+            // rows of 256 and 512 with K = 8 or 16, 4% on rows of 128; 4% slower on u8 rows of 256 with K = 4
+            // (few pass); rows of one block (one such branch) were 6% slower so, and keep the loop below.
+            let mut found = [0u32; SHORT_CAP + MAX_LANES];
+            let mut passed = 0;
+            let mut position = 0;
+            while position < n {
+                let (start, bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
+                for v in 0..UNROLL {
+                    if passed > SHORT_CAP {
+                        return false;
+                    }
+                    let lane_bits = bits >> (v * V::LANES) & (u64::MAX >> (64 - V::LANES));
+                    let positions = V::iota()
+                        .add(V::splat((start + v * V::LANES) as u64))
+                        .compress(lane_bits);
+                    // SAFETY: passed <= SHORT_CAP, so `found` has room for the LANES <= MAX_LANES u32 lanes
+                    // (COMPRESSES vectors have 32-bit lanes).
+                    unsafe { positions.store(found.as_mut_ptr().add(passed)) };
+                    passed += lane_bits.count_ones() as usize;
+                }
+                position = start + block;
+            }
+            for &p in found.get(..passed).unwrap_or_default() {
+                let p = p as usize;
+                if !row.get(p).is_some_and(|&value| collect(p, value)) {
                     return false;
                 }
             }
-            position = start + block;
+        } else {
+            let mut position = 0;
+            while position < n {
+                let (start, mut bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
+                while bits != 0 {
+                    let p = start + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if !collect(p, row[p]) {
+                        return false;
+                    }
+                }
+                position = start + block;
+            }
         }
     }
     // The slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding.
