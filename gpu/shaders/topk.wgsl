@@ -106,14 +106,16 @@ const STATE_KEY_HI: u32 = 256u;
 const STATE_KEY_LO: u32 = 257u;
 // Elements whose key is below the digits found so far: all of them are among the first K.
 const STATE_KEY_BELOW: u32 = 258u;
-// Among the keys equal to the K-th: the position of the last one taken (its digits so far), and how
-// many ties lie below those digits.
+// Among the keys equal to the K-th: the position of the last one taken (its digits so far; NONE when
+// all of them are taken, known after phase 0), and how many ties lie below those digits.
 const STATE_POS: u32 = 259u;
 const STATE_POS_BELOW: u32 = 260u;
 // Candidates written by `radix_compact`.
 const STATE_COUNT: u32 = 261u;
 
 var<workgroup> bins: array<atomic<u32>, 256>;
+// `radix_select`'s running sums of the bins.
+var<workgroup> prefix: array<u32, 256>;
 
 var<workgroup> tile_hi: array<u32, TILE>;
 var<workgroup> tile_lo: array<u32, TILE>;
@@ -429,7 +431,10 @@ fn radix_histogram(
     let kth = vec2<u32>(atomicLoad(&counters[state + STATE_KEY_HI]), atomicLoad(&counters[state + STATE_KEY_LO]));
     let last = vec2<u32>(0u, atomicLoad(&counters[state + STATE_POS]));
     let start = chunk * job.width;
-    let end = min(start + job.width, desc.n);
+    var end = min(start + job.width, desc.n);
+    if job.phase == 1u && last.y == NONE {
+        end = start;
+    }
     for (var pos = start + lid; pos < end; pos += WORKGROUP) {
         let key = key_of(element_bits(b.input + i32(pos) * desc.input_axis));
         if job.phase == 0u {
@@ -452,47 +457,79 @@ fn radix_histogram(
     }
 }
 
-// One invocation per row: the bin holding the K-th, its digit fixed, the bins cleared for the next digit.
+// One workgroup per row: the bin holding the K-th, its digit fixed, the bins cleared for the next digit.
+// The 256 bins are summed by a parallel prefix scan in workgroup memory: one invocation walking them
+// through global atomics was a chain of 256 dependent round trips to L2, most of a call's time on a GPU.
 @compute @workgroup_size(WORKGROUP)
 fn radix_select(
     @builtin(local_invocation_index) lid: u32,
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let row = (wid.x + wid.y * groups.x) * WORKGROUP + lid;
+    let row = wid.x + wid.y * groups.x;
     if row >= desc.rows {
         return;
     }
     let state = row * STATE;
-    // 1-based rank of the wanted element among those still in the running.
-    var rank = desc.k - atomicLoad(&counters[state + STATE_KEY_BELOW]);
-    if job.phase == 1u {
-        rank -= atomicLoad(&counters[state + STATE_POS_BELOW]);
+    for (var d = lid; d < 256u; d += WORKGROUP) {
+        prefix[d] = atomicExchange(&counters[state + d], 0u);
     }
-    var below = 0u;
-    var digit = 0u;
-    var found = false;
-    for (var d = 0u; d < 256u; d++) {
-        let count = atomicExchange(&counters[state + d], 0u);
-        if !found {
-            if below + count >= rank {
-                digit = d;
-                found = true;
-            } else {
-                below += count;
+    workgroupBarrier();
+    // Hillis-Steele: after the step at `offset`, prefix[d] sums the bins d - 2 offset + 1 ..= d.
+    for (var offset = 1u; offset < 256u; offset <<= 1u) {
+        // Each invocation holds at most 256 / 32 bins (WORKGROUP >= 32).
+        var carry: array<u32, 8>;
+        for (var i = 0u; lid + i * WORKGROUP < 256u; i++) {
+            let d = lid + i * WORKGROUP;
+            carry[i] = 0u;
+            if d >= offset {
+                carry[i] = prefix[d - offset];
             }
         }
-    }
-    if job.phase == 0u {
-        atomicAdd(&counters[state + STATE_KEY_BELOW], below);
-        if job.shift >= 32u {
-            atomicOr(&counters[state + STATE_KEY_HI], digit << (job.shift - 32u));
-        } else {
-            atomicOr(&counters[state + STATE_KEY_LO], digit << job.shift);
+        workgroupBarrier();
+        for (var i = 0u; lid + i * WORKGROUP < 256u; i++) {
+            prefix[lid + i * WORKGROUP] += carry[i];
         }
-    } else {
-        atomicAdd(&counters[state + STATE_POS_BELOW], below);
-        atomicOr(&counters[state + STATE_POS], digit << job.shift);
+        workgroupBarrier();
+    }
+    // 1-based rank of the wanted element among those still in the running.
+    var rank = desc.k - atomicLoad(&counters[state + STATE_KEY_BELOW]);
+    let all_ties = atomicLoad(&counters[state + STATE_POS]) == NONE;
+    if job.phase == 1u {
+        if all_ties {
+            return;
+        }
+        rank -= atomicLoad(&counters[state + STATE_POS_BELOW]);
+    }
+    for (var d = lid; d < 256u; d += WORKGROUP) {
+        var below = 0u;
+        if d > 0u {
+            below = prefix[d - 1u];
+        }
+        var digit = d;
+        if below >= rank || prefix[d] < rank {
+            // Not this bin; the last one answers if no bin holds the rank (never for a valid state).
+            if d != 255u || prefix[d] >= rank {
+                continue;
+            }
+            below = prefix[d];
+            digit = 0u;
+        }
+        if job.phase == 0u {
+            atomicAdd(&counters[state + STATE_KEY_BELOW], below);
+            if job.shift >= 32u {
+                atomicOr(&counters[state + STATE_KEY_HI], digit << (job.shift - 32u));
+            } else {
+                atomicOr(&counters[state + STATE_KEY_LO], digit << job.shift);
+            }
+            // The K-th key is known: if every element equal to it is taken, phase 1 has nothing to find.
+            if job.shift == 0u && rank - below == prefix[d] - below {
+                atomicStore(&counters[state + STATE_POS], NONE);
+            }
+        } else {
+            atomicAdd(&counters[state + STATE_POS_BELOW], below);
+            atomicOr(&counters[state + STATE_POS], digit << job.shift);
+        }
     }
 }
 

@@ -579,7 +579,6 @@ impl Request {
         let chunk = RADIX_CHUNK;
         let chunks = n.div_ceil(chunk);
         let histogram_groups = mul(rows, chunks)?;
-        let select_groups = rows.div_ceil(workgroup);
         let key_bits = 8 * self.dtype.bytes();
         let pos_bits = u32::BITS - (n - 1).leading_zeros();
         for (phase, bits) in [(0, key_bits), (1, pos_bits)] {
@@ -599,7 +598,7 @@ impl Request {
                 });
                 plan.steps.push(Step {
                     kernel: Kernel::RadixSelect,
-                    groups: select_groups,
+                    groups: rows,
                     job,
                 });
                 if shift == 0 {

@@ -336,6 +336,14 @@ fn adversarial_rows() {
             }
         }
     }
+    // Each value four times, shuffled: the K-th value's copies all taken (K a multiple of 4, phase 1
+    // skipped) or only some of them (phase 1 finds the last position taken).
+    let quads: Vec<i32> = (0..3000).map(|i| ((i * 7919) % 3000) / 4 - 300).collect();
+    for k in [1, 4, 400, 401, 402, 403, 1100, 1101] {
+        for direction in [Direction::Decreasing, Direction::Increasing] {
+            compare(topk, gpu, &quads, k, direction);
+        }
+    }
 }
 
 fn compare<T: Element + Pod>(topk: &TopKGpu, gpu: &Gpu, row: &[T], k: usize, direction: Direction) {
