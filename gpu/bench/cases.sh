@@ -1,0 +1,26 @@
+#!/bin/bash
+# The GPU figures of BENCHMARKS.md: topk_gpu bench over the cases of shared/bench/peers.py and three
+# more, one JSON line each, then torch.topk on CUDA over the same shapes when PyTorch is there.
+# Usage (from the workspace root): gpu/bench/cases.sh [REPEATS]
+set -euo pipefail
+repeats=${1:-50}
+cargo build --release -q -p topk-kernels-gpu --example topk_gpu
+while read -r shape dtype k axis direction; do
+    target/release/examples/topk_gpu bench --shape "$shape" --dtype "$dtype" --k "$k" --axis "$axis" \
+        --direction "$direction" --repeats "$repeats" --json
+done <<'CASES'
+1x1000000 f32 100 -1 decreasing
+32x128256 f32 50 -1 decreasing
+32x128256 f16 50 -1 decreasing
+4096x256 f32 8 -1 decreasing
+4096x256 f32 8 0 decreasing
+1x1000000 f32 1000 -1 increasing
+1x1000000 i32 100 -1 decreasing
+1x1000000 u8 100 -1 decreasing
+1024x1024 f32 512 -1 decreasing
+1x1000000 f32 2000 -1 decreasing
+1x1000000 f64 100 -1 decreasing
+CASES
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    python3 "$(dirname "$0")/torch_topk.py" "$repeats"
+fi
