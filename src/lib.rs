@@ -50,7 +50,8 @@
 //! # Memory
 //! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences.
 //! Stack: a few KiB in an optimised build (a non-last axis with K ≤ 16 keeps each SIMD lane's best K
-//! in 8 or 16 slots of vectors, 2 KiB at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
+//! in 8 or 16 slots of vectors, 2 KiB at most; rows of up to 32 are read from a tile of 16 of them, 4 KiB
+//! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
 //! holds up to 16 vectors and short rows collect up to 64 entries), plus [`topk_on_stack`]'s
 //! `32 · K_MAX` bytes. No recursion other than `core`'s bounded selection and sort. `tests/stack.rs` runs
 //! the heaviest calls on a 16 KiB thread (optimised builds; an unoptimised build needs up to 336 KiB:

@@ -8,6 +8,7 @@ use core::ptr::NonNull;
 use crate::element::Element;
 use crate::entry::{Emit, Entry, packs_in_one_word};
 use crate::error::{Error, Tensor};
+use crate::vector::MAX_LANES;
 use crate::view::{Layout, View, ViewMut};
 use crate::{Index, arch, candidates, naive};
 
@@ -388,6 +389,9 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let buffer = E::from_words(scratch);
         let mut one = |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_>| engine.select(seq, k, flip, buffer, emit);
         let Some(inner) = self.side_by_side(engine) else {
+            if self.tiny_rows(engine, sequences.len()) {
+                return self.each_tiny(sequences, engine, &mut one);
+            }
             return self.each_sequence(sequences, &mut one);
         };
         // Runs of neighbouring sequences side by side, one per lane; what a run leaves, one at a time.
@@ -412,6 +416,105 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             && self.input.sizes()[inner] > 1
             && self.k <= arch::SIDE_MAX_K;
         (fits && engine.has_sides()).then_some(inner)
+    }
+
+    /// Whether sequences are short enough to be read side by side from a tile ([`each_tiny`]): at most
+    /// [`TINY`] long, K small enough for the lanes' pools, and a group of them at least.
+    ///
+    /// [`each_tiny`]: TopK::each_tiny
+    /// Only where SIMD engines exist: elsewhere (firmware) the portable lanes keep one sequence at a
+    /// time, and the path's 7 KB of code out of a 32 KiB flash budget.
+    fn tiny_rows(&self, engine: arch::Engine, sequences: usize) -> bool {
+        let len = self.sequence_len();
+        cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
+            && (2..=TINY).contains(&len)
+            && self.k <= arch::SIDE_MAX_K
+            && sequences >= MAX_LANES
+            && engine.has_sides()
+    }
+
+    /// Sequences of at most [`TINY`] elements, [`MAX_LANES`] at a time: copied into a tile on the stack,
+    /// element `p` of the group's sequence `r` at `p · MAX_LANES + r`, then read side by side from there
+    /// by the engine's side filter, one sequence per lane (the rows of MoE routing: one at a time, a row
+    /// of 8 cost as much as ONNX Runtime's heap). A group the engine declines, and the last one if
+    /// shorter, go one at a time through `one`.
+    fn each_tiny(
+        &mut self,
+        sequences: Range<usize>,
+        engine: arch::Engine,
+        one: &mut impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_>),
+    ) {
+        let axis = self.axis;
+        let sizes = self.input.sizes();
+        let len = sizes[axis];
+        let input = *self.input.layout();
+        let flip = self.direction.flip::<T::Key>();
+        let (values_layout, indices_layout) = (self.values.layout, self.indices.layout);
+        let (values_step, indices_step) = (values_layout.strides()[axis], indices_layout.strides()[axis]);
+        let strides = [input.strides(), values_layout.strides(), indices_layout.strides()];
+        let mut tile = [T::ZERO; TINY * MAX_LANES];
+        let mut number = sequences.start;
+        let mut coord = coordinates(sizes, axis, number);
+        let mut addresses = [
+            input.address(&coord),
+            values_layout.address(&coord),
+            indices_layout.address(&coord),
+        ];
+        while sequences.end - number >= MAX_LANES {
+            // Each lane's output addresses, and its elements into the tile.
+            let mut outputs = [[0isize; 2]; MAX_LANES];
+            for (lane, output) in outputs.iter_mut().enumerate() {
+                let [start, values_start, indices_start] = addresses;
+                *output = [values_start, indices_start];
+                let seq = Sequence {
+                    data: self.input.data(),
+                    start,
+                    stride: input.strides()[axis],
+                    len,
+                };
+                for (position, slot) in tile.iter_mut().skip(lane).step_by(MAX_LANES).take(len).enumerate() {
+                    // SAFETY: `start` is the address of `coord` (`advance` keeps it so), the start of a
+                    // sequence of the validated input; position < len.
+                    *slot = unsafe { seq.get(position) };
+                }
+                advance(&mut coord, &sizes, axis, &strides, &mut addresses);
+            }
+            let mut done = 0;
+            while done < MAX_LANES {
+                let side = Side {
+                    first: Sequence {
+                        data: &tile,
+                        start: done as isize,
+                        stride: MAX_LANES as isize,
+                        len,
+                    },
+                    count: MAX_LANES - done,
+                };
+                let (values, indices) = (&self.values, &self.indices);
+                let taken = engine.select_side::<T>(&side, self.k, flip, &mut |lane, rank, position| {
+                    debug_assert!(done + lane < MAX_LANES && rank < self.k && position < len);
+                    let [values_start, indices_start] = outputs.get(done + lane).copied().unwrap_or_default();
+                    let rank = rank as isize;
+                    // SAFETY: the output addresses are those of a sequence of this group (`coord` when
+                    // it was taken), with 0 on the axis, and rank < k is a coordinate along it, so both
+                    // were validated. `side.get` takes lane < count and position < len, which lie in the
+                    // tile: done + lane + position · MAX_LANES < len · MAX_LANES.
+                    unsafe {
+                        values.write(values_start + rank * values_step, side.get(lane, position));
+                        indices.write(indices_start + rank * indices_step, I::from_position(position));
+                    }
+                });
+                if taken == 0 {
+                    break;
+                }
+                done += taken;
+            }
+            if done < MAX_LANES {
+                self.each_sequence(number + done..number + MAX_LANES, &mut *one);
+            }
+            number += MAX_LANES;
+        }
+        self.each_sequence(number..sequences.end, one);
     }
 
     /// Walks `sequences` from their start in runs of neighbours (same coordinates but the innermost),
@@ -477,7 +580,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             let done = done.min(count);
             number += done;
             for _ in 0..done {
-                advance(&mut coord, &sizes, axis);
+                advance(&mut coord, &sizes, axis, &[], &mut []);
             }
         }
         number
@@ -500,22 +603,39 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let values_step = self.values.layout.strides()[axis];
         let indices_step = self.indices.layout.strides()[axis];
         let mut coord = coordinates(sizes, axis, sequences.start);
+        // The three addresses of `coord`, moved with it (most steps add one stride to each, where
+        // computing them took three times eight multiply-adds a sequence).
+        let (values_layout, indices_layout) = (self.values.layout, self.indices.layout);
+        let strides = [input.strides(), values_layout.strides(), indices_layout.strides()];
+        let mut addresses = [
+            input.address(&coord),
+            values_layout.address(&coord),
+            indices_layout.address(&coord),
+        ];
         for _ in sequences {
+            debug_assert_eq!(
+                addresses,
+                [
+                    input.address(&coord),
+                    values_layout.address(&coord),
+                    indices_layout.address(&coord)
+                ]
+            );
+            let [start, values_start, indices_start] = addresses;
             let seq = Sequence {
                 data: self.input.data(),
-                start: input.address(&coord),
+                start,
                 stride: input.strides()[axis],
                 len,
             };
-            let values_start = self.values.layout.address(&coord);
-            let indices_start = self.indices.layout.address(&coord);
             let (values, indices) = (&self.values, &self.indices);
             select(&seq, self.k, flip, &mut |first, positions| {
                 for (rank, &position) in (first..).zip(positions) {
                     debug_assert!(rank < self.k && position < len, "rank {rank} position {position}");
                     let rank = rank as isize;
-                    // SAFETY: `coord` is a coordinate of the outputs with 0 along the axis, and rank < k is
-                    // a coordinate along it, so both addresses were validated; position < len is a
+                    // SAFETY: `values_start` and `indices_start` are the addresses of `coord` (`advance`
+                    // keeps them so), a coordinate of the outputs with 0 along the axis, and rank < k is a
+                    // coordinate along it, so both addresses were validated; position < len is a
                     // coordinate of the input sequence.
                     unsafe {
                         values.write(values_start + rank * values_step, seq.get(position));
@@ -523,7 +643,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
                     }
                 }
             });
-            advance(&mut coord, &sizes, axis);
+            advance(&mut coord, &sizes, axis, &strides, &mut addresses);
         }
     }
 
@@ -553,19 +673,36 @@ pub(crate) fn coordinates<const D: usize>(sizes: [usize; D], axis: usize, mut nu
     coord
 }
 
-/// Moves `coord` to the next sequence.
-fn advance<const D: usize>(coord: &mut [usize; D], sizes: &[usize; D], axis: usize) {
+/// Moves `coord` to the next sequence, and each of `addresses` (of layouts with `strides`) with it.
+fn advance<const D: usize, const N: usize>(
+    coord: &mut [usize; D],
+    sizes: &[usize; D],
+    axis: usize,
+    strides: &[[isize; D]; N],
+    addresses: &mut [isize; N],
+) {
     for d in (0..D).rev() {
         if d == axis {
             continue;
         }
-        coord[d] += 1;
-        if coord[d] < sizes[d] {
+        if coord[d] + 1 < sizes[d] {
+            coord[d] += 1;
+            for (address, strides) in addresses.iter_mut().zip(strides) {
+                *address += strides[d];
+            }
             return;
+        }
+        // Back to 0 on this dimension, and on to the next one out.
+        for (address, strides) in addresses.iter_mut().zip(strides) {
+            *address -= coord[d] as isize * strides[d];
         }
         coord[d] = 0;
     }
 }
+
+/// Longest sequences [`TopK::each_tiny`] reads side by side from a tile: its `TINY · MAX_LANES` elements
+/// take 4 KiB of stack for 64-bit types.
+const TINY: usize = 32;
 
 /// One sequence of the input: `len` elements from address `start`, `stride` apart.
 pub(crate) struct Sequence<'a, T> {
@@ -607,6 +744,9 @@ impl<T: Copy> Sequence<'_, T> {
 }
 
 /// `count` neighbouring sequences side by side: sequence `lane` is `first` moved `lane` elements on.
+/// `first` is a line of the input, or of the tile of [`TopK::each_tiny`] (`count` columns of `len`
+/// elements, `MAX_LANES` apart); either way every `first.start + lane + position · first.stride` with
+/// `lane < count` and `position < len` lies in `first.data`.
 pub(crate) struct Side<'a, T> {
     first: Sequence<'a, T>,
     count: usize,
@@ -644,9 +784,9 @@ impl<T: Copy> Side<'_, T> {
     pub(crate) unsafe fn get(&self, lane: usize, position: usize) -> T {
         debug_assert!(lane < self.count, "lane {lane} of {}", self.count);
         let address = self.first.start + lane as isize + position as isize * self.first.stride;
-        // SAFETY: each of the `count` sequences is a line of the validated input layout (the innermost
-        // dimension, stride 1, moved by lane < count), so a coordinate position < len on it is inside
-        // `data` (the caller's preconditions).
+        // SAFETY: the struct's invariant with lane < count and position < len (the caller's
+        // preconditions): each of the `count` sequences is a line of the validated input layout (the
+        // innermost dimension, stride 1, moved by lane < count) or a column of the tile.
         unsafe { *self.first.data.get_unchecked(address as usize) }
     }
 }

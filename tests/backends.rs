@@ -300,6 +300,56 @@ side_by_side! {
     sides_i64: i64, 32;
 }
 
+/// Many short rows (at most 32): the engines copy them 16 at a time into a tile and read them side by
+/// side from there. Row counts with a remainder past the last full group, lengths around the tile's
+/// limit, K at both ends of each slot count (8, 16) and just past the side-by-side limit.
+fn tiny<T: Bits>(seed: u64) {
+    let mut rng = Rng(seed | 1);
+    let shapes: &[(usize, usize)] = if cfg!(miri) {
+        &[(8, 17)]
+    } else {
+        &[(2, 16), (3, 37), (8, 300), (16, 33), (31, 20), (32, 48), (33, 17)]
+    };
+    for &(n, rows) in shapes {
+        for pattern in PATTERNS {
+            let data = make::<T>(&mut rng, n * rows, pattern);
+            let mut ks: Vec<usize> = [1, 2, 8, 9, 16, 17, n].into_iter().map(|k| k.min(n)).collect();
+            ks.dedup();
+            for k in ks {
+                let direction = if rng.below(2) == 0 {
+                    Direction::Decreasing
+                } else {
+                    Direction::Increasing
+                };
+                check(&data, rows, false, k, direction);
+            }
+        }
+    }
+}
+
+macro_rules! tiny_rows {
+    ($($name:ident: $t:ty, $seed:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            tiny::<$t>($seed);
+        }
+    )*};
+}
+tiny_rows! {
+    tiny_f32: f32, 41;
+    tiny_f64: f64, 42;
+    tiny_f16: f16, 43;
+    tiny_bf16: bf16, 44;
+    tiny_u8: u8, 45;
+    tiny_i8: i8, 46;
+    tiny_u16: u16, 47;
+    tiny_i16: i16, 48;
+    tiny_u32: u32, 49;
+    tiny_i32: i32, 50;
+    tiny_u64: u64, 51;
+    tiny_i64: i64, 52;
+}
+
 /// Long rows: the adversarial orders that make the filter bail out to sampling, several rows, and a
 /// non-last axis with five neighbours (fewer than most engines' lanes: mostly one sequence at a time).
 fn long<T: Bits>(seed: u64) {

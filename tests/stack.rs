@@ -104,6 +104,27 @@ fn f64_side_by_side() -> u64 {
     i.iter().sum::<u64>()
 }
 
+/// f64 rows of 32 with K = 16: the rows copied 16 at a time into a 4 KiB tile, then read side by side
+/// (the tile and the lanes' pools together).
+fn f64_tiny_rows() -> u64 {
+    const ROWS: usize = 64;
+    let raw = data(32 * ROWS);
+    let x: Vec<f64> = raw.iter().map(|&b| f64::from_bits(b)).collect();
+    let (mut v, mut i) = (vec![0.0f64; 16 * ROWS], vec![0u64; 16 * ROWS]);
+    let mut scratch = vec![0u64; scratch_len::<f64>(32, 16)];
+    topk(
+        View::contiguous(&x, [ROWS, 32]).unwrap(),
+        1,
+        16,
+        Direction::Decreasing,
+        ViewMut::contiguous(&mut v, [ROWS, 16]).unwrap(),
+        ViewMut::contiguous(&mut i, [ROWS, 16]).unwrap(),
+        &mut scratch,
+    )
+    .unwrap();
+    i.iter().sum::<u64>()
+}
+
 /// bf16 with caller scratch (a full stable sort: K == n, which the engines count: 4 KiB of counters on the
 /// stack), and the naive reference.
 fn bf16_full_sort_and_naive() -> u64 {
@@ -182,12 +203,13 @@ fn small_call() -> u64 {
 /// The calls measured, by name. Index 0 is an empty thread: the baseline the others add to.
 type Call = (&'static str, fn() -> u64);
 
-const CALLS: [Call; 7] = [
+const CALLS: [Call; 8] = [
     ("empty thread", || 0),
     ("u8 n = 8, K = 1, topk", small_call),
     ("f64/i64 rank 8, topk_on_stack::<64>", f64_rank8_on_stack),
     ("u64 strided, topk_on_stack::<64>", u64_strided_on_stack),
     ("f64 non-last axis, 16 side by side, K = 16", f64_side_by_side),
+    ("f64 rows of 32, K = 16 (the tile)", f64_tiny_rows),
     ("bf16 full sort (K = n = 1000) + naive", bf16_full_sort_and_naive),
     (
         "f32 full sort, short rows, a long row (the network's paths)",
