@@ -419,11 +419,11 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     }
 
     /// Whether sequences are short enough to be read side by side from a tile ([`each_tiny`]): at most
-    /// [`TINY`] long, K small enough for the lanes' pools, and a group of them at least.
+    /// [`TINY`] long, K small enough for the lanes' pools, and a group of them at least. Only where SIMD
+    /// engines exist: elsewhere (firmware) the portable lanes keep one sequence at a time, and the
+    /// path's 7 KB of code stay out of a 32 KiB flash budget.
     ///
     /// [`each_tiny`]: TopK::each_tiny
-    /// Only where SIMD engines exist: elsewhere (firmware) the portable lanes keep one sequence at a
-    /// time, and the path's 7 KB of code out of a 32 KiB flash budget.
     fn tiny_rows(&self, engine: arch::Engine, sequences: usize) -> bool {
         let len = self.sequence_len();
         cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
@@ -493,7 +493,9 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
                 let (values, indices) = (&self.values, &self.indices);
                 let taken = engine.select_side::<T>(&side, self.k, flip, &mut |lane, rank, position| {
                     debug_assert!(done + lane < MAX_LANES && rank < self.k && position < len);
-                    let [values_start, indices_start] = outputs.get(done + lane).copied().unwrap_or_default();
+                    let Some(&[values_start, indices_start]) = outputs.get(done + lane) else {
+                        return;
+                    };
                     let rank = rank as isize;
                     // SAFETY: the output addresses are those of a sequence of this group (`coord` when
                     // it was taken), with 0 on the axis, and rank < k is a coordinate along it, so both
