@@ -43,7 +43,7 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     // largest, and about 45 elements of a random row of 256 with K = 16 lie below it, for the network
     // to sort (or, past SHORT_CAP, for the filter to run the row again); below the 16th of 32 minima,
     // about 21. Rows of 256, K = 16: 1.36 to 0.85 ms for 4096 rows (AVX-512), 2.17 to 1.67 ms (AVX2);
-    // K = 12: 7-9% off.
+    // K = 12: 6-10% off.
     // Long rows keep 16: their bound only seeds the pool for the first PREFIX elements. So do the
     // portable lanes (the firmware's flash budget: 4 KB more).
     // Each call with a constant count of vectors: one count known at run time cost rows of 256 with

@@ -29,9 +29,9 @@
 //!   every K pushes;
 //! - K <= 16 also starts from a bound instead of from nothing: the K-th smallest of the lane-wise
 //!   minima of the row's first 512 elements (16 groups, 32 on short rows with K > 8: [`prefix_bound`]),
-//!   so that a short row's first blocks do
-//!   not pass nearly every element; rows of at most 512 then collect what is below the bound and sort
-//!   it once where the sorter is a network ([`short_row`], AVX-512);
+//!   so that a short row's first blocks do not pass nearly every element; rows of at most 512 then
+//!   collect what is below the bound and sort it once where the sorter is a network ([`short_row`],
+//!   AVX-512);
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
 //!   end ([`filter_row`]): a few K survivors instead of K · ln(n / K);
 //! - once the threshold is the smallest key (e.g. K NaNs found when selecting `Decreasing`, or K
@@ -294,8 +294,8 @@ mod tests {
         use crate::{Backend, Direction, TopK, View, ViewMut, naive};
         use std::vec;
         let n = data.len();
-        // K = 12 and 16 take the SIMD engines' 32 prefix groups (K > 8 on short rows); left out under miri, for
-        // time.
+        // K = 12 and 16 take the SIMD engines' 32 prefix groups (K > 8 on short rows); left out under
+        // miri, for time.
         let ks: &[usize] = if cfg!(miri) {
             &[1, 3, n / 2, n]
         } else {
