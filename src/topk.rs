@@ -447,31 +447,20 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let axis = self.axis;
         let sizes = self.input.sizes();
         let len = sizes[axis];
-        let input = *self.input.layout();
         let flip = self.direction.flip::<T::Key>();
-        let (values_layout, indices_layout) = (self.values.layout, self.indices.layout);
-        let (values_step, indices_step) = (values_layout.strides()[axis], indices_layout.strides()[axis]);
-        let strides = [input.strides(), values_layout.strides(), indices_layout.strides()];
+        let (values_step, indices_step) = (self.values.layout.strides()[axis], self.indices.layout.strides()[axis]);
+        let strides = self.strides();
         let mut tile = [T::ZERO; TINY * MAX_LANES];
         let mut number = sequences.start;
         let mut coord = coordinates(sizes, axis, number);
-        let mut addresses = [
-            input.address(&coord),
-            values_layout.address(&coord),
-            indices_layout.address(&coord),
-        ];
+        let mut addresses = self.addresses(&coord);
         while sequences.end - number >= MAX_LANES {
             // Each lane's output addresses, and its elements into the tile.
             let mut outputs = [[0isize; 2]; MAX_LANES];
             for (lane, output) in outputs.iter_mut().enumerate() {
                 let [start, values_start, indices_start] = addresses;
                 *output = [values_start, indices_start];
-                let seq = Sequence {
-                    data: self.input.data(),
-                    start,
-                    stride: input.strides()[axis],
-                    len,
-                };
+                let seq = self.sequence(start);
                 for (position, slot) in tile.iter_mut().skip(lane).step_by(MAX_LANES).take(len).enumerate() {
                     // SAFETY: `start` is the address of `coord` (`advance` keeps it so), the start of a
                     // sequence of the validated input; position < len.
@@ -532,7 +521,6 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let axis = self.axis;
         let sizes = self.input.sizes();
         let len = sizes[axis];
-        let input = *self.input.layout();
         let flip = self.direction.flip::<T::Key>();
         let (values_step, values_lane) = (self.values.layout.strides()[axis], self.values.layout.strides()[inner]);
         let (indices_step, indices_lane) = (
@@ -543,17 +531,11 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let mut coord = coordinates(sizes, axis, number);
         while number < sequences.end {
             let count = (sizes[inner] - coord[inner]).min(sequences.end - number);
+            let [start, values_start, indices_start] = self.addresses(&coord);
             let side = Side {
-                first: Sequence {
-                    data: self.input.data(),
-                    start: input.address(&coord),
-                    stride: input.strides()[axis],
-                    len,
-                },
+                first: self.sequence(start),
                 count,
             };
-            let values_start = self.values.layout.address(&coord);
-            let indices_start = self.indices.layout.address(&coord);
             let (values, indices) = (&self.values, &self.indices);
             let done = select(&side, self.k, flip, &mut |lane, rank, position| {
                 debug_assert!(
@@ -600,36 +582,18 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let axis = self.axis;
         let sizes = self.input.sizes();
         let len = sizes[axis];
-        let input = *self.input.layout();
         let flip = self.direction.flip::<T::Key>();
         let values_step = self.values.layout.strides()[axis];
         let indices_step = self.indices.layout.strides()[axis];
         let mut coord = coordinates(sizes, axis, sequences.start);
         // The three addresses of `coord`, moved with it (most steps add one stride to each, where
         // computing them took three times eight multiply-adds a sequence).
-        let (values_layout, indices_layout) = (self.values.layout, self.indices.layout);
-        let strides = [input.strides(), values_layout.strides(), indices_layout.strides()];
-        let mut addresses = [
-            input.address(&coord),
-            values_layout.address(&coord),
-            indices_layout.address(&coord),
-        ];
+        let strides = self.strides();
+        let mut addresses = self.addresses(&coord);
         for _ in sequences {
-            debug_assert_eq!(
-                addresses,
-                [
-                    input.address(&coord),
-                    values_layout.address(&coord),
-                    indices_layout.address(&coord)
-                ]
-            );
+            debug_assert_eq!(addresses, self.addresses(&coord));
             let [start, values_start, indices_start] = addresses;
-            let seq = Sequence {
-                data: self.input.data(),
-                start,
-                stride: input.strides()[axis],
-                len,
-            };
+            let seq = self.sequence(start);
             let (values, indices) = (&self.values, &self.indices);
             select(&seq, self.k, flip, &mut |first, positions| {
                 for (rank, &position) in (first..).zip(positions) {
@@ -646,6 +610,34 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
                 }
             });
             advance(&mut coord, &sizes, axis, &strides, &mut addresses);
+        }
+    }
+
+    /// The addresses of `coord` in the input, the values and the indices.
+    fn addresses(&self, coord: &[usize; D]) -> [isize; 3] {
+        [
+            self.input.layout().address(coord),
+            self.values.layout.address(coord),
+            self.indices.layout.address(coord),
+        ]
+    }
+
+    /// The strides of the input, the values and the indices, in the order of [`TopK::addresses`].
+    fn strides(&self) -> [[isize; D]; 3] {
+        [
+            self.input.layout().strides(),
+            self.values.layout.strides(),
+            self.indices.layout.strides(),
+        ]
+    }
+
+    /// The input sequence that starts at address `start` (the address of a coordinate with 0 on the axis).
+    fn sequence(&self, start: isize) -> Sequence<'a, T> {
+        Sequence {
+            data: self.input.data(),
+            start,
+            stride: self.input.layout().strides()[self.axis],
+            len: self.input.sizes()[self.axis],
         }
     }
 

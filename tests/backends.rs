@@ -227,15 +227,17 @@ fn sweep<T: Bits>(seed: u64) {
     }
 }
 
-macro_rules! sweeps {
-    ($($name:ident: $t:ty, $seed:expr;)*) => {$(
+/// One test per type: `per_type! { run; name: type, seed; .. }` calls `run::<type>(seed)`.
+macro_rules! per_type {
+    ($run:ident; $($name:ident: $t:ty, $seed:expr;)*) => {$(
         #[test]
         fn $name() {
-            sweep::<$t>($seed);
+            $run::<$t>($seed);
         }
     )*};
 }
-sweeps! {
+per_type! {
+    sweep;
     sweep_f32: f32, 1;
     sweep_f64: f64, 2;
     sweep_f16: f16, 3;
@@ -260,32 +262,11 @@ fn sides<T: Bits>(seed: u64) {
     } else {
         &[(1, 8), (5, 16), (40, 17), (97, 33), (300, 20)]
     };
-    for &(n, neighbours) in shapes {
-        for pattern in PATTERNS {
-            let data = make::<T>(&mut rng, n * neighbours, pattern);
-            let mut ks: Vec<usize> = [1, 3, 8, 9, 16, 17].into_iter().map(|k| k.min(n)).collect();
-            ks.dedup();
-            for k in ks {
-                let direction = if rng.below(2) == 0 {
-                    Direction::Decreasing
-                } else {
-                    Direction::Increasing
-                };
-                check(&data, neighbours, true, k, direction);
-            }
-        }
-    }
+    many_sequences::<T>(&mut rng, shapes, &[1, 3, 8, 9, 16, 17], true);
 }
 
-macro_rules! side_by_side {
-    ($($name:ident: $t:ty, $seed:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            sides::<$t>($seed);
-        }
-    )*};
-}
-side_by_side! {
+per_type! {
+    sides;
     sides_f32: f32, 21;
     sides_f64: f64, 22;
     sides_f16: f16, 23;
@@ -310,10 +291,17 @@ fn tiny<T: Bits>(seed: u64) {
     } else {
         &[(2, 16), (3, 37), (8, 300), (16, 33), (31, 20), (32, 48), (33, 17)]
     };
-    for &(n, rows) in shapes {
+    many_sequences::<T>(&mut rng, shapes, &[1, 2, 8, 9, 16, 17, usize::MAX], false);
+}
+
+/// For each `(n, count)` of `shapes` and each pattern, `count` sequences of `n` (contiguous rows, or
+/// along axis 0 when `transposed`), checked for each K of `ks` (capped at n: `usize::MAX` is K = n) in a
+/// random direction.
+fn many_sequences<T: Bits>(rng: &mut Rng, shapes: &[(usize, usize)], ks: &[usize], transposed: bool) {
+    for &(n, count) in shapes {
         for pattern in PATTERNS {
-            let data = make::<T>(&mut rng, n * rows, pattern);
-            let mut ks: Vec<usize> = [1, 2, 8, 9, 16, 17, n].into_iter().map(|k| k.min(n)).collect();
+            let data = make::<T>(rng, n * count, pattern);
+            let mut ks: Vec<usize> = ks.iter().map(|&k| k.min(n)).collect();
             ks.dedup();
             for k in ks {
                 let direction = if rng.below(2) == 0 {
@@ -321,21 +309,14 @@ fn tiny<T: Bits>(seed: u64) {
                 } else {
                     Direction::Increasing
                 };
-                check(&data, rows, false, k, direction);
+                check(&data, count, transposed, k, direction);
             }
         }
     }
 }
 
-macro_rules! tiny_rows {
-    ($($name:ident: $t:ty, $seed:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            tiny::<$t>($seed);
-        }
-    )*};
-}
-tiny_rows! {
+per_type! {
+    tiny;
     tiny_f32: f32, 41;
     tiny_f64: f64, 42;
     tiny_f16: f16, 43;
@@ -459,15 +440,8 @@ fn counted<T: Bits>(seed: u64) {
     }
 }
 
-macro_rules! counted {
-    ($($name:ident: $t:ty, $seed:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            counted::<$t>($seed);
-        }
-    )*};
-}
-counted! {
+per_type! {
+    counted;
     counted_u8: u8, 41;
     counted_i8: i8, 42;
     counted_u16: u16, 43;
