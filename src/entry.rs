@@ -16,6 +16,14 @@ pub(crate) trait Entry: Copy + Ord {
     const LAST: Self;
     /// The entries as plain words, if each is one (what the sorting networks take).
     fn packed(entries: &mut [Self]) -> Option<&mut [u64]>;
+    /// The entries as one of the two concrete forms (what the engines compiled per type take).
+    fn buffer(entries: &mut [Self]) -> Buffer<'_>;
+}
+
+/// A candidate buffer of either entry form.
+pub(crate) enum Buffer<'a> {
+    Packed(&'a mut [u64]),
+    Wide(&'a mut [[u64; 2]]),
 }
 
 impl Entry for u64 {
@@ -43,6 +51,10 @@ impl Entry for u64 {
     fn packed(entries: &mut [Self]) -> Option<&mut [u64]> {
         Some(entries)
     }
+    #[inline(always)]
+    fn buffer(entries: &mut [Self]) -> Buffer<'_> {
+        Buffer::Packed(entries)
+    }
 }
 
 impl Entry for [u64; 2] {
@@ -65,6 +77,10 @@ impl Entry for [u64; 2] {
     }
     fn packed(_: &mut [Self]) -> Option<&mut [u64]> {
         None
+    }
+    #[inline(always)]
+    fn buffer(entries: &mut [Self]) -> Buffer<'_> {
+        Buffer::Wide(entries)
     }
 }
 

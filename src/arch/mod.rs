@@ -19,7 +19,9 @@ pub(crate) mod x86_64;
 pub(crate) mod aarch64;
 
 use crate::element::Element;
-use crate::entry::{Emit, Entry};
+#[cfg(doc)]
+use crate::element::Sealed;
+use crate::entry::{Buffer, Emit, Entry};
 use crate::topk::{Backend, Sequence, Side};
 
 /// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted in
@@ -57,9 +59,27 @@ impl Engine {
 
     /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
     ///
-    /// `buffer` holds `candidates::capacity(seq.len(), k)` entries and `1 <= k <= seq.len()`.
+    /// `buffer` holds `candidates::capacity(seq.len(), k)` entries and `1 <= k <= seq.len()`. Goes
+    /// through `T`'s instance of the engines, compiled in this crate (see [`Sealed`]).
     #[inline]
     pub(crate) fn select<T: Element, E: Entry>(
+        self,
+        seq: &Sequence<'_, T>,
+        k: usize,
+        flip: u64,
+        buffer: &mut [E],
+        emit: &mut Emit<'_>,
+    ) {
+        // `E::buffer` is one variant per entry type: the match is decided where this is inlined.
+        match E::buffer(buffer) {
+            Buffer::Packed(words) => T::select_packed(self, seq, k, flip, words, emit),
+            Buffer::Wide(pairs) => T::select_wide(self, seq, k, flip, pairs, emit),
+        }
+    }
+
+    /// [`select`](Self::select)'s body, instantiated by [`Sealed`]'s methods alone.
+    #[inline]
+    pub(crate) fn select_here<T: Element, E: Entry>(
         self,
         seq: &Sequence<'_, T>,
         k: usize,
@@ -155,9 +175,22 @@ impl Engine {
 
     /// Takes the first `done` sequences of `side` (one per lane, all of them or none: `done` is 0 or the
     /// engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
-    /// position)`; `1 <= k <= SIDE_MAX_K`.
+    /// position)`; `1 <= k <= SIDE_MAX_K`. Goes through `T`'s instance, compiled in this crate (see
+    /// [`Sealed`]).
     #[inline]
     pub(crate) fn select_side<T: Element>(
+        self,
+        side: &Side<'_, T>,
+        k: usize,
+        flip: u64,
+        emit: &mut dyn FnMut(usize, usize, usize),
+    ) -> usize {
+        T::select_side(self, side, k, flip, emit)
+    }
+
+    /// [`select_side`](Self::select_side)'s body, instantiated by [`Sealed::select_side`] alone.
+    #[inline]
+    pub(crate) fn select_side_here<T: Element>(
         self,
         side: &Side<'_, T>,
         k: usize,
