@@ -38,6 +38,9 @@ export CARGO_TERM_COLOR=never
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 export RUSTDOCFLAGS="-D warnings"
+# Cargo.toml keeps line tables in release builds for profiling; CI's release builds (aarch64 tests, the
+# example, benches) need none, and skip their cost.
+export CARGO_PROFILE_RELEASE_DEBUG=0
 # The GPU tests run on lavapipe (Mesa's CPU Vulkan driver) and must find it: no silent skip.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 export VK_ICD_FILENAMES="${VK_ICD_FILENAMES:-$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json | head -1)}"
@@ -53,7 +56,8 @@ step "clippy (aarch64)"
 cargo clippy -p topk-kernels --target aarch64-unknown-linux-gnu --all-targets --all-features -- -D warnings
 
 step "tests (host, every feature: kernel, C ABI, GPU on lavapipe, CLI, doctests)"
-cargo test --workspace --all-features
+# tests/cli.rs runs the example this command builds (see `topk()` there).
+TOPK_CLI="$PWD/target/debug/examples/topk" cargo test --workspace --all-features
 
 step "tests with dispatch capped to each engine below AVX-512 (TOPK_MAX_ISA=avx2, portable)"
 # The suite above runs every engine explicitly; these files also go through Backend::Auto (and the CLI),
@@ -69,7 +73,7 @@ for line in sys.stdin:
         print(m["executable"])')
 ((${#capped_tests[@]} == 5)) || { echo "expected 5 test binaries, found: ${capped_tests[*]}"; exit 1; }
 for cap in avx2 portable; do
-    for binary in "${capped_tests[@]}"; do TOPK_MAX_ISA=$cap "$binary"; done
+    for binary in "${capped_tests[@]}"; do TOPK_CLI="$PWD/target/debug/examples/topk" TOPK_MAX_ISA=$cap "$binary"; done
 done
 
 step "tests (aarch64 under qemu: NEON and the portable engine; release, for qemu's sake)"
@@ -103,6 +107,8 @@ step "docs"
 cargo doc -p topk-kernels --no-deps --all-features
 
 step "robustness: fuzz smoke run, miri, no_std builds, firmware size"
+# With the fuzz profile's line tables (crash reports): the release override above is for this file's builds.
+unset CARGO_PROFILE_RELEASE_DEBUG
 if ((quick)); then FUZZ_SECONDS=0 SKIP_MIRI=1 ci/robustness.sh; else ci/robustness.sh; fi
 
 step "the main job"

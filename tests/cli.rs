@@ -10,13 +10,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use npyz::{AutoSerialize, Deserialize, WriteOptions, WriterBuilder};
 use topk_kernels::{Direction, Element, Index, View, ViewMut, f16, naive, padded_axis};
 
-/// The example binary, built once for this test run's profile beside the test executable.
+/// The example binary: `$TOPK_CLI` if set, else built once for this test run's profile beside the test
+/// executable.
 ///
 /// `cargo test` builds examples already, but `cargo test --test cli` does not, so the build is asked for
-/// here too (a no-op when it is fresh); if cargo cannot run, an existing binary is used.
+/// here too (a no-op when it is fresh); if cargo cannot run, an existing binary is used. ci.sh sets
+/// `TOPK_CLI` to the binary its `cargo test --workspace --all-features` built: the build here would
+/// unify features differently and compile the library and the example again (a minute on 2 cores).
 fn topk() -> &'static Path {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
+        if let Some(given) = std::env::var_os("TOPK_CLI") {
+            return PathBuf::from(given);
+        }
         let exe = std::env::current_exe().expect("test executable path");
         // target/<profile>/deps/cli-<hash> -> target/<profile>/examples/topk
         let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
