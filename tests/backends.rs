@@ -62,9 +62,12 @@ enum Pattern {
     NanMix,
     /// Ascending, then a long plateau at the top: ties at the sampled bound.
     Steps,
+    /// Only the ends of the order (NaNs, infinities; the integers' extremes): ties with the value the
+    /// engines pad short rows with, in either direction.
+    Extremes,
 }
 
-const PATTERNS: [Pattern; 7] = [
+const PATTERNS: [Pattern; 8] = [
     Pattern::Random,
     Pattern::Ties,
     Pattern::Ascending,
@@ -72,6 +75,7 @@ const PATTERNS: [Pattern; 7] = [
     Pattern::Equal,
     Pattern::NanMix,
     Pattern::Steps,
+    Pattern::Extremes,
 ];
 
 /// Raw bits of a special value: NaNs of both signs with random payloads, zeros, infinities, extremes.
@@ -79,12 +83,7 @@ fn special<T: Bits>(rng: &mut Rng) -> u64 {
     let ones = u64::MAX >> (64 - T::WIDTH);
     let sign = 1u64 << (T::WIDTH - 1);
     if T::FLOAT {
-        let exponent_all = match T::WIDTH {
-            16 if T::from_raw(0x7C01).key() == T::from_raw(0x7FFF).key() => 0x7C00,
-            16 => 0x7F80,
-            32 => 0x7F80_0000,
-            _ => 0x7FF0_0000_0000_0000,
-        };
+        let exponent_all = infinity_bits::<T>();
         let payload = (rng.next() & (ones >> 1) & !exponent_all).max(1);
         [
             exponent_all | payload,
@@ -98,6 +97,30 @@ fn special<T: Bits>(rng: &mut Rng) -> u64 {
         ][rng.below(8) as usize]
     } else {
         [0, ones, sign, sign - 1, 1, ones - 1][rng.below(6) as usize]
+    }
+}
+
+/// Raw bits of a value at either end of the order: a NaN of either sign or an infinity; an integer's
+/// smallest or largest value.
+fn extreme<T: Bits>(rng: &mut Rng) -> u64 {
+    let ones = u64::MAX >> (64 - T::WIDTH);
+    let sign = 1u64 << (T::WIDTH - 1);
+    let choices = if T::FLOAT {
+        let infinity = infinity_bits::<T>();
+        [ones, ones >> 1, infinity, sign | infinity] // -NaN, NaN, +inf, -inf
+    } else {
+        [0, ones, sign, sign - 1]
+    };
+    choices[rng.below(4) as usize]
+}
+
+/// The raw bits of +inf.
+fn infinity_bits<T: Bits>() -> u64 {
+    match T::WIDTH {
+        16 if T::from_raw(0x7C01).key() == T::from_raw(0x7FFF).key() => 0x7C00,
+        16 => 0x7F80,
+        32 => 0x7F80_0000,
+        _ => 0x7FF0_0000_0000_0000,
     }
 }
 
@@ -133,6 +156,7 @@ fn make<T: Bits>(rng: &mut Rng, n: usize, pattern: Pattern) -> Vec<T> {
                 Pattern::NanMix if rng.below(4) == 0 => special::<T>(rng),
                 Pattern::NanMix => rng.next() & ones,
                 Pattern::Steps => ramp(i.min(n - n / 10)),
+                Pattern::Extremes => extreme::<T>(rng),
             };
             T::from_raw(bits)
         })

@@ -2,7 +2,7 @@
 //! a block's lanes are compared with ([`Prepared`], [`float_limit`], [`half_limit`]), and the block test
 //! and hot loop over it ([`Prepared::scan`]).
 
-use crate::element::{Element, Key};
+use crate::element::{Element, Key, Sealed};
 use crate::vector::Vector;
 
 use super::{HALF, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED};
@@ -448,6 +448,22 @@ pub(super) fn from_bits<T: Element>(raw: u64) -> T {
         // SAFETY: see above (size 8).
         _ => unsafe { core::mem::transmute_copy(&raw) },
     }
+}
+
+/// The value of `T` that every other value precedes or ties with in the order of `flip` (its flipped key
+/// is the largest any value has): NaN or the largest integer when increasing, -inf or the smallest
+/// integer when decreasing (no float has the key 0, which -inf's is next to).
+#[inline(always)]
+pub(super) fn last_in_order<T: Element>(flip: u64, map: &KeyMap) -> T {
+    let raw = match (<T as Sealed>::KEY_FORM, flip == 0) {
+        (UNSIGNED, true) => map.ones,
+        (UNSIGNED, false) => 0,
+        (SIGNED, true) => map.ones ^ map.sign,
+        (SIGNED, false) => map.sign,
+        (_, true) => map.ones, // a NaN
+        (_, false) => map.sign | map.infinity,
+    };
+    from_bits::<T>(raw)
 }
 
 /// The key map's constants broadcast once per row, with the direction's flip folded in.
