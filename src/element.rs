@@ -65,7 +65,8 @@ mod sealed {
     }
 }
 
-/// The engines' view of a type's key form (`Sealed` stays unnameable outside the crate).
+/// The engines' view of a type's key form and of its compiled engines (`Sealed` stays unnameable outside
+/// the crate).
 pub(crate) use sealed::Sealed;
 
 /// The methods of [`Sealed`] that instantiate the engines for one type (see [`Sealed::select_packed`]).
