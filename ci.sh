@@ -56,8 +56,9 @@ step "clippy (aarch64)"
 cargo clippy -p topk-kernels --target aarch64-unknown-linux-gnu --all-targets --all-features -- -D warnings
 
 step "tests (host, every feature: kernel, C ABI, GPU on lavapipe, CLI, doctests)"
-# tests/cli.rs runs the example this command builds (see `topk()` there).
-TOPK_CLI="$PWD/target/debug/examples/topk" cargo test --workspace --all-features
+# tests/cli.rs runs the example this command builds, here and in the capped runs (see `topk()` there).
+export TOPK_CLI="$PWD/target/debug/examples/topk"
+cargo test --workspace --all-features
 
 step "tests with dispatch capped to each engine below AVX-512 (TOPK_MAX_ISA=avx2, portable)"
 # The suite above runs every engine explicitly; these files also go through Backend::Auto (and the CLI),
@@ -73,7 +74,7 @@ for line in sys.stdin:
         print(m["executable"])')
 ((${#capped_tests[@]} == 5)) || { echo "expected 5 test binaries, found: ${capped_tests[*]}"; exit 1; }
 for cap in avx2 portable; do
-    for binary in "${capped_tests[@]}"; do TOPK_CLI="$PWD/target/debug/examples/topk" TOPK_MAX_ISA=$cap "$binary"; done
+    for binary in "${capped_tests[@]}"; do TOPK_MAX_ISA=$cap "$binary"; done
 done
 
 step "tests (aarch64 under qemu: NEON and the portable engine; release, for qemu's sake)"

@@ -14,9 +14,8 @@ pub(crate) trait Entry: Copy + Ord {
     fn from_words(words: &mut [u64]) -> &mut [Self];
     /// The entry no other is above: all ones (a real entry can only equal it, and is then the same).
     const LAST: Self;
-    /// The entries as plain words, if each is one (what the sorting networks take).
-    fn packed(entries: &mut [Self]) -> Option<&mut [u64]>;
-    /// The entries as one of the two concrete forms (what the engines compiled per type take).
+    /// The entries as one of the two concrete forms: what the engines compiled per type take, and the
+    /// plain words the sorting networks take.
     fn buffer(entries: &mut [Self]) -> Buffer<'_>;
 }
 
@@ -48,9 +47,6 @@ impl Entry for u64 {
     fn from_words(words: &mut [u64]) -> &mut [Self] {
         words
     }
-    fn packed(entries: &mut [Self]) -> Option<&mut [u64]> {
-        Some(entries)
-    }
     #[inline(always)]
     fn buffer(entries: &mut [Self]) -> Buffer<'_> {
         Buffer::Packed(entries)
@@ -74,9 +70,6 @@ impl Entry for [u64; 2] {
     }
     fn from_words(words: &mut [u64]) -> &mut [Self] {
         words.as_chunks_mut::<2>().0
-    }
-    fn packed(_: &mut [Self]) -> Option<&mut [u64]> {
-        None
     }
     #[inline(always)]
     fn buffer(entries: &mut [Self]) -> Buffer<'_> {

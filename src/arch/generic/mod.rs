@@ -271,6 +271,25 @@ mod tests {
     use super::*;
     use crate::element::{Key, ordered_key};
     use lanes::from_bits;
+    use partition::tests::xorshift;
+
+    /// `$check::<T>()` for every element type.
+    macro_rules! every_type {
+        ($check:ident) => {
+            $check::<u8>();
+            $check::<u16>();
+            $check::<u32>();
+            $check::<u64>();
+            $check::<i8>();
+            $check::<i16>();
+            $check::<i32>();
+            $check::<i64>();
+            $check::<f32>();
+            $check::<f64>();
+            $check::<half::f16>();
+            $check::<half::bf16>();
+        };
+    }
 
     /// The key form each type declares is the one its `key` has: the lanes' transforms follow the form.
     #[test]
@@ -289,18 +308,7 @@ mod tests {
         fn check<T: Element>() {
             assert_eq!(<T as Sealed>::KEY_FORM, probed::<T>(), "{}", T::NAME);
         }
-        check::<u8>();
-        check::<u16>();
-        check::<u32>();
-        check::<u64>();
-        check::<i8>();
-        check::<i16>();
-        check::<i32>();
-        check::<i64>();
-        check::<f32>();
-        check::<f64>();
-        check::<half::f16>();
-        check::<half::bf16>();
+        every_type!(check);
     }
 
     /// The padding of rows shorter than a block comes last: no value's flipped key is above its own.
@@ -313,15 +321,12 @@ mod tests {
             let raws: Vec<u64> = if bits <= 16 && !cfg!(miri) {
                 (0..=ones).collect()
             } else {
-                let mut raws = vec![0, 1, ones, ones >> 1, ones ^ (ones >> 1), ones - 1];
-                let mut x = 0x9E37_79B9_7F4A_7C15u64;
-                for _ in 0..1000 {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    raws.push(x & ones);
-                }
-                raws
+                let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+                let spread = (0..1000).map(|_| next() & ones);
+                [0, 1, ones, ones >> 1, ones ^ (ones >> 1), ones - 1]
+                    .into_iter()
+                    .chain(spread)
+                    .collect()
             };
             for flip in [0, ones] {
                 let last = ordered_key(last_in_order::<T>(flip, &KeyMap::of::<T>()), flip);
@@ -329,18 +334,7 @@ mod tests {
                 assert_eq!(beyond, None, "{} flip {flip:#x}", T::NAME);
             }
         }
-        check::<u8>();
-        check::<u16>();
-        check::<u32>();
-        check::<u64>();
-        check::<i8>();
-        check::<i16>();
-        check::<i32>();
-        check::<i64>();
-        check::<f32>();
-        check::<f64>();
-        check::<half::f16>();
-        check::<half::bf16>();
+        every_type!(check);
     }
 
     /// Every engine this build has against the reference on rows of a few vectors (small enough for

@@ -30,7 +30,7 @@ use core::marker::PhantomData;
 
 use crate::arch::generic::partition;
 use crate::candidates::{CoreSort, Sorter};
-use crate::entry::Entry;
+use crate::entry::{Buffer, Entry};
 use crate::vector::{MAX_LANES, Vector};
 
 /// Vectors a block holds in registers (AVX-512: 16 of the 32 registers, 128 entries).
@@ -311,7 +311,7 @@ impl<V: SortPacked> Sorter for Network<V> {
     #[inline(always)]
     fn select<E: Entry>(entries: &mut [E], k: usize) -> bool {
         // Up to `partition::SMALL`, the partition would hand the words straight to `core`.
-        if let Some(words) = E::packed(entries)
+        if let Buffer::Packed(words) = E::buffer(entries)
             && words.len() > partition::SMALL
         {
             return V::select_packed(words, k);
@@ -321,7 +321,7 @@ impl<V: SortPacked> Sorter for Network<V> {
 
     #[inline(always)]
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
-        let Some(words) = E::packed(entries) else {
+        let Buffer::Packed(words) = E::buffer(entries) else {
             return CoreSort::sort(entries, k);
         };
         if words.len() > QUICKSORT {
