@@ -14,9 +14,10 @@
 
 use core::cmp::Ordering;
 
-use crate::element::{Element, ordered_key};
+use crate::element::{Direction, Element, ordered_key};
 use crate::error::{Error, Tensor};
-use crate::{Direction, Index, View, ViewMut};
+use crate::index::Index;
+use crate::view::{View, ViewMut};
 
 /// One kept element: its key, its position in the whole sequence and its value.
 #[derive(Clone, Copy, Debug)]

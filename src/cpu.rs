@@ -1,4 +1,4 @@
-//! Which SIMD engines this CPU (and this build) can run.
+//! Which SIMD engines this CPU (and this build) can run, and the tokens that prove it.
 //!
 //! - x86_64 with `std`: `is_x86_feature_detected!` once, the answer cached as a level in an `AtomicU8`
 //!   (a level, not function pointers: statics inside generic functions are shared by all their
@@ -41,6 +41,47 @@ pub(crate) fn has_avx512() -> bool {
 #[allow(dead_code)] // used where its engine is compiled, and by the tests
 pub(crate) fn has_neon() -> bool {
     level() & NEON != 0
+}
+
+/// Proof that this CPU has AVX2, F16C and POPCNT: only [`Avx2::new`] makes one, and the AVX2 engine's
+/// methods (`arch::x86_64::avx2`) call its `#[target_feature]` code on the strength of it.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx2(());
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+impl Avx2 {
+    /// The token, if the CPU (and the build, without `std`) has AVX2, F16C and POPCNT.
+    pub(crate) fn new() -> Option<Self> {
+        has_avx2().then_some(Avx2(()))
+    }
+}
+
+/// Proof that this CPU has AVX-512F, AVX-512BW and POPCNT: only [`Avx512::new`] makes one (its engine
+/// is `arch::x86_64::avx512`).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx512(());
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+impl Avx512 {
+    /// The token, if the CPU (and the build, without `std`) has AVX-512F, AVX-512BW and POPCNT.
+    pub(crate) fn new() -> Option<Self> {
+        has_avx512().then_some(Avx512(()))
+    }
+}
+
+/// Proof that this target has NEON: only [`Neon::new`] makes one (its engine is `arch::aarch64::neon`).
+#[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+#[derive(Clone, Copy)]
+pub(crate) struct Neon(());
+
+#[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+impl Neon {
+    /// The token, if the target has NEON.
+    pub(crate) fn new() -> Option<Self> {
+        has_neon().then_some(Neon(()))
+    }
 }
 
 /// The level, detected once and cached in std builds; known at compile time otherwise.

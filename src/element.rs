@@ -11,28 +11,30 @@
 
 use half::{bf16, f16};
 
-use crate::Direction;
-
 mod sealed {
-    use crate::arch::Engine;
+    use crate::backend::Engine;
     use crate::entry::Emit;
-    use crate::topk::{Sequence, Side};
+    use crate::sequence::{Sequence, Side};
 
-    // The engines' types are crate-private, and so is this trait in effect: `Sealed` cannot be named
-    // outside the crate, so nothing there can call its methods.
-    #[allow(private_interfaces)]
-    pub trait Sealed: Sized {
+    pub trait Sealed {
         /// How [`Element::key`](super::Element::key) makes the key from the bits: one of
         /// [`UNSIGNED_KEY`](super::UNSIGNED_KEY), [`SIGNED_KEY`](super::SIGNED_KEY),
         /// [`FLOAT_KEY`](super::FLOAT_KEY). A constant, so that the engines' dispatch on it is decided when
         /// they are compiled for a type (only that kind's filter is compiled); `arch::generic` checks it
         /// against `key` itself.
         const KEY_FORM: u8;
+    }
 
-        /// [`Engine::select`] for this type on packed entries. The engines are generic over the element
-        /// type, so a generic caller would compile all of them again in every crate that names a type
-        /// (each test binary, the C ABI, a runtime's own crate); these methods are not generic, so they
-        /// are compiled once, here, for every type. Implemented by `engines_compiled_here!`.
+    /// The engines compiled for one element type. The engines are generic over the element type, so a
+    /// generic caller would compile all of them again in every crate that names a type (each test
+    /// binary, the C ABI, a runtime's own crate); these methods are not generic, so they are compiled
+    /// once, in this crate, for every type. `arch` implements them (`engines_compiled_here!`).
+    //
+    // The engines' types are crate-private, and so is this trait in effect: it cannot be named outside
+    // the crate, so nothing there can call its methods.
+    #[allow(private_interfaces)]
+    pub trait Engines: Sized {
+        /// `Engine::select` for this type on packed entries.
         fn select_packed(
             engine: Engine,
             seq: &Sequence<'_, Self>,
@@ -42,9 +44,8 @@ mod sealed {
             emit: &mut Emit<'_>,
         );
 
-        /// [`Engine::select`] for this type on wide entries, compiled here like
-        /// [`select_packed`](Self::select_packed). A method of its own so that a target where every
-        /// entry packs (32-bit `usize`, keys of up to 32 bits) links none of it.
+        /// `Engine::select` for this type on wide entries. A method of its own so that a target where
+        /// every entry packs (32-bit `usize`, keys of up to 32 bits) links none of it.
         fn select_wide(
             engine: Engine,
             seq: &Sequence<'_, Self>,
@@ -54,7 +55,7 @@ mod sealed {
             emit: &mut Emit<'_>,
         );
 
-        /// [`Engine::select_side`] for this type, compiled here like [`select_packed`](Self::select_packed).
+        /// `Engine::select_side` for this type.
         fn select_side(
             engine: Engine,
             side: &Side<'_, Self>,
@@ -65,49 +66,9 @@ mod sealed {
     }
 }
 
-/// The engines' view of a type's key form and of its compiled engines (`Sealed` stays unnameable outside
-/// the crate).
-pub(crate) use sealed::Sealed;
-
-/// The methods of [`Sealed`] that instantiate the engines for one type (see [`Sealed::select_packed`]).
-macro_rules! engines_compiled_here {
-    () => {
-        #[allow(private_interfaces)] // as on `Sealed`
-        fn select_packed(
-            engine: crate::arch::Engine,
-            seq: &crate::topk::Sequence<'_, Self>,
-            k: usize,
-            flip: u64,
-            buffer: &mut [u64],
-            emit: &mut crate::entry::Emit<'_>,
-        ) {
-            engine.select_here(seq, k, flip, buffer, emit)
-        }
-
-        #[allow(private_interfaces)] // as on `Sealed`
-        fn select_wide(
-            engine: crate::arch::Engine,
-            seq: &crate::topk::Sequence<'_, Self>,
-            k: usize,
-            flip: u64,
-            buffer: &mut [[u64; 2]],
-            emit: &mut crate::entry::Emit<'_>,
-        ) {
-            engine.select_here(seq, k, flip, buffer, emit)
-        }
-
-        #[allow(private_interfaces)] // as on `Sealed`
-        fn select_side(
-            engine: crate::arch::Engine,
-            side: &crate::topk::Side<'_, Self>,
-            k: usize,
-            flip: u64,
-            emit: &mut dyn FnMut(usize, usize, usize),
-        ) -> usize {
-            engine.select_side_here(side, k, flip, emit)
-        }
-    };
-}
+/// The engines' view of a type's key form and of its compiled engines (neither can be named outside the
+/// crate).
+pub(crate) use sealed::{Engines, Sealed};
 
 /// Keys are the bits: unsigned integers.
 pub(crate) const UNSIGNED_KEY: u8 = 0;
@@ -125,7 +86,7 @@ pub trait Key: Copy + Ord + Send + Sync + 'static + sealed::Sealed {
 }
 
 /// A value type the kernels select from.
-pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
+pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed + sealed::Engines {
     /// The unsigned key whose natural order is this type's order (SPEC.md §2).
     type Key: Key;
     /// A short lowercase name: `f32`, `bf16`, `u8`, ...
@@ -140,7 +101,6 @@ macro_rules! keys {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {
             const KEY_FORM: u8 = UNSIGNED_KEY;
-            engines_compiled_here!();
         }
         impl Key for $t {
             const BITS: u32 = <$t>::BITS;
@@ -172,7 +132,6 @@ macro_rules! signed_elements {
     ($($t:ident => $k:ident),*) => {$(
         impl sealed::Sealed for $t {
             const KEY_FORM: u8 = SIGNED_KEY;
-            engines_compiled_here!();
         }
         impl Element for $t {
             type Key = $k;
@@ -191,7 +150,6 @@ macro_rules! float_elements {
     ($($t:ident => $k:ident, $infinity:expr, $to_bits:expr, $zero:expr;)*) => {$(
         impl sealed::Sealed for $t {
             const KEY_FORM: u8 = FLOAT_KEY;
-            engines_compiled_here!();
         }
         impl Element for $t {
             type Key = $k;
@@ -217,6 +175,15 @@ float_elements! {
     f64 => u64, 0x7FF0_0000_0000_0000, f64::to_bits, 0.0;
     f16 => u16, 0x7C00, f16::to_bits, f16::ZERO;
     bf16 => u16, 0x7F80, bf16::to_bits, bf16::ZERO;
+}
+
+/// Which elements come first (SPEC.md §1). Ties go to the lower position in both directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// The K smallest, ascending (DML_AXIS_DIRECTION_INCREASING, ONNX `largest=0`).
+    Increasing,
+    /// The K largest, descending (DML_AXIS_DIRECTION_DECREASING, ONNX `largest=1`).
+    Decreasing,
 }
 
 impl Direction {

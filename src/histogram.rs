@@ -28,7 +28,7 @@ use core::cmp::Ordering;
 
 use crate::element::{Element, Key, ordered_key};
 use crate::entry::{Emit, Entry, report};
-use crate::topk::Sequence;
+use crate::sequence::Sequence;
 
 /// K at least `len / ratio` is counted rather than filtered. Counting costs the same whatever K (about
 /// 1.3 ms for 1M u8 in two passes, 5 ms for 1M f16 in four), the filter grows with K; measured on 1M

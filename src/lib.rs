@@ -60,6 +60,7 @@
 
 mod accumulator;
 mod arch;
+mod backend;
 mod candidates;
 mod cpu;
 mod element;
@@ -70,16 +71,18 @@ mod index;
 pub mod naive;
 #[cfg(feature = "rayon")]
 pub mod parallel;
+mod sequence;
 mod topk;
 mod vector;
 mod view;
 
 pub use accumulator::{Accumulator, Slot};
-pub use element::{Element, Key};
+pub use backend::Backend;
+pub use element::{Direction, Element, Key};
 pub use error::{Error, Tensor};
 pub use half::{bf16, f16};
 pub use index::Index;
-pub use topk::{Backend, Direction, TopK, scratch_len, topk, topk_on_stack};
+pub use topk::{TopK, scratch_len, topk, topk_on_stack};
 pub use view::{Layout, MAX_RANK, View, ViewMut, padded_axis};
 
 /// The README's Rust examples, compiled and run as doctests.

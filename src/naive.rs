@@ -3,13 +3,16 @@
 //!
 //! The j-th output is the smallest (key, position) pair that is greater than the (j-1)-th: one full scan
 //! per output, O(n·K) time, no memory at all (so it stays `no_std` without an allocator, and needs no
-//! scratch). It shares the key mapping of `element.rs` ([`crate::Element::key`]), which is tested against an independent
+//! scratch); the engine is `arch/naive.rs`, this module runs it behind the validation of every call. It
+//! shares the key mapping of `element.rs` ([`crate::Element::key`]), which is tested against an independent
 //! comparison of the values themselves.
 
-use crate::element::{Element, ordered_key};
-use crate::entry::Emit;
-use crate::topk::{Backend, Sequence, TopK};
-use crate::{Direction, Error, Index, View, ViewMut};
+use crate::backend::Backend;
+use crate::element::{Direction, Element};
+use crate::error::Error;
+use crate::index::Index;
+use crate::topk::TopK;
+use crate::view::{View, ViewMut};
 
 /// The whole operation through the reference engine: same validation, same outputs as [`crate::topk()`].
 pub fn topk<T: Element, I: Index, const D: usize>(
@@ -23,23 +26,4 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     let mut plan = TopK::new(input, axis, k, direction, values, indices)?;
     let all = 0..plan.sequences();
     plan.run_sequences(all, Backend::Naive, &mut [])
-}
-
-/// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
-pub(crate) fn select<T: Element>(seq: &Sequence<'_, T>, k: usize, flip: u64, emit: &mut Emit<'_>) {
-    let mut previous: Option<(u64, usize)> = None;
-    for rank in 0..k {
-        let mut best: Option<(u64, usize)> = None;
-        for position in 0..seq.len() {
-            // SAFETY: position < seq.len().
-            let candidate = (ordered_key(unsafe { seq.get(position) }, flip), position);
-            let after_previous = previous.is_none_or(|p| candidate > p);
-            if after_previous && best.is_none_or(|b| candidate < b) {
-                best = Some(candidate);
-            }
-        }
-        let Some(chosen) = best else { return }; // unreachable while k <= len
-        emit(rank, &[chosen.1]);
-        previous = Some(chosen);
-    }
 }

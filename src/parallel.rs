@@ -10,9 +10,11 @@
 //! Results are bit-identical to [`crate::topk()`]: the accumulator's merge is exact in any order.
 
 use crate::accumulator::{Accumulator, Slot};
-use crate::element::Element;
-use crate::topk::{TopK, coordinates};
-use crate::{Direction, Error, Index, View, ViewMut, topk as topk_one_thread};
+use crate::element::{Direction, Element};
+use crate::error::Error;
+use crate::index::Index;
+use crate::topk::{TopK, coordinates, topk as topk_one_thread};
+use crate::view::{View, ViewMut};
 
 /// A piece's own top K: values and positions within the piece.
 type Partial<T> = (Vec<T>, Vec<u64>);

@@ -5,102 +5,15 @@ use core::marker::PhantomData;
 use core::ops::Range;
 use core::ptr::NonNull;
 
-use crate::element::Element;
+use crate::backend::{Backend, Engine};
+use crate::element::{Direction, Element, Key};
 use crate::entry::{Emit, Entry, packs_in_one_word};
 use crate::error::{Error, Tensor};
+use crate::index::Index;
+use crate::sequence::{Sequence, Side};
 use crate::vector::MAX_LANES;
 use crate::view::{Layout, View, ViewMut};
-use crate::{Index, arch, candidates, naive};
-
-/// Which elements come first (SPEC.md §1). Ties go to the lower position in both directions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Direction {
-    /// The K smallest, ascending (DML_AXIS_DIRECTION_INCREASING, ONNX `largest=0`).
-    Increasing,
-    /// The K largest, descending (DML_AXIS_DIRECTION_DECREASING, ONNX `largest=1`).
-    Decreasing,
-}
-
-/// The engine that selects within each sequence. All give identical results, and all count 8- and 16-bit
-/// keys instead of filtering them when K is a large part of the row (see the README's engines section).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Backend {
-    /// The fastest engine this CPU has for the request's shape. With `std`, the environment variable
-    /// `TOPK_MAX_ISA=avx2` or `=portable`, read once, keeps the engines above it out of the choice and
-    /// makes them unavailable.
-    Auto,
-    /// The reference of [`crate::naive`]: O(n·K), no scratch.
-    Naive,
-    /// The threshold filter, one element at a time.
-    Scalar,
-    /// The block threshold filter on the `wide` crate's vectors (SSE2, NEON, or arrays): every target.
-    Portable,
-    /// The block threshold filter on AVX2 registers (x86_64).
-    Avx2,
-    /// The block threshold filter on AVX-512F registers (x86_64).
-    Avx512,
-    /// The block threshold filter on NEON registers (aarch64).
-    Neon,
-}
-
-impl Backend {
-    /// Every backend, in the order of the command line's `--backend`.
-    pub const ALL: [Backend; 7] = [
-        Backend::Auto,
-        Backend::Naive,
-        Backend::Scalar,
-        Backend::Portable,
-        Backend::Avx2,
-        Backend::Avx512,
-        Backend::Neon,
-    ];
-
-    /// The lowercase name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Auto => "auto",
-            Backend::Naive => "naive",
-            Backend::Scalar => "scalar",
-            Backend::Portable => "portable",
-            Backend::Avx2 => "avx2",
-            Backend::Avx512 => "avx512",
-            Backend::Neon => "neon",
-        }
-    }
-
-    /// The backend named `name`, if there is one.
-    pub fn from_name(name: &str) -> Option<Backend> {
-        Backend::ALL.into_iter().find(|b| b.name() == name)
-    }
-
-    /// Whether this CPU and build can run the backend (`Auto`, `Naive`, `Scalar` and `Portable` always
-    /// can). [`TopK::run_sequences`] answers [`Error::Backend`] for one that cannot.
-    ///
-    /// ```
-    /// use topk_kernels::Backend;
-    /// assert!(Backend::Portable.is_available());
-    /// assert!(!(Backend::Avx2.is_available() && Backend::Neon.is_available()));
-    /// ```
-    pub fn is_available(self) -> bool {
-        match self {
-            Backend::Auto | Backend::Naive => true,
-            concrete => arch::Engine::new(concrete).is_some(),
-        }
-    }
-
-    /// The concrete engine `Auto` stands for on this CPU (the widest SIMD it has, else `Portable`);
-    /// others stand for themselves.
-    pub fn resolve(self) -> Backend {
-        match self {
-            Backend::Auto => [Backend::Avx512, Backend::Avx2, Backend::Neon]
-                .into_iter()
-                .find(|b| b.is_available())
-                .unwrap_or(Backend::Portable),
-            other => other,
-        }
-    }
-}
+use crate::{arch, candidates};
 
 /// Scratch words the engines need to select `k` of a sequence of `len` elements of type `T`.
 ///
@@ -113,7 +26,7 @@ impl Backend {
 /// assert_eq!(topk_kernels::scratch_len::<u8>(10, 8), 10);
 /// ```
 pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
-    let words = if packs_in_one_word(<T::Key as crate::Key>::BITS, len) {
+    let words = if packs_in_one_word(<T::Key as Key>::BITS, len) {
         1
     } else {
         2
@@ -350,7 +263,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let backend = backend.resolve();
         let engine = match backend {
             Backend::Naive => None,
-            concrete => Some(arch::Engine::new(concrete).ok_or(Error::Backend { name: concrete.name() })?),
+            concrete => Some(Engine::new(concrete).ok_or(Error::Backend { name: concrete.name() })?),
         };
         let needed = match engine {
             None => 0,
@@ -364,9 +277,9 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         }
         let first = self.sequences.start + range.start;
         let sequences = first..self.sequences.start + range.end;
-        let packed = packs_in_one_word(<T::Key as crate::Key>::BITS, self.sequence_len());
+        let packed = packs_in_one_word(<T::Key as Key>::BITS, self.sequence_len());
         match engine {
-            None => self.each_sequence(sequences, |seq, k, flip, emit| naive::select(seq, k, flip, emit)),
+            None => self.each_sequence(sequences, |seq, k, flip, emit| arch::naive::select(seq, k, flip, emit)),
             // A zero stride along the axis makes every element of a sequence the same element: they all
             // tie, so the first K are positions 0..K in order. One read per output instead of n reads per
             // sequence, which a broadcast view can make 2^63 (fuzz finding 4).
@@ -385,7 +298,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         Ok(())
     }
 
-    fn with_buffer<E: Entry>(&mut self, engine: arch::Engine, sequences: Range<usize>, scratch: &mut [u64]) {
+    fn with_buffer<E: Entry>(&mut self, engine: Engine, sequences: Range<usize>, scratch: &mut [u64]) {
         let buffer = E::from_words(scratch);
         let mut one = |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_>| engine.select(seq, k, flip, buffer, emit);
         let Some(inner) = self.side_by_side(engine) else {
@@ -409,7 +322,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
 
     /// The innermost dimension, if `engine` can read sequences side by side here: it is not the axis,
     /// has input stride 1 and more than one sequence, and K is small enough for lanes' pools.
-    fn side_by_side(&self, engine: arch::Engine) -> Option<usize> {
+    fn side_by_side(&self, engine: Engine) -> Option<usize> {
         let inner = D.checked_sub(1)?;
         let fits = self.axis != inner
             && self.input.layout().strides()[inner] == 1
@@ -424,7 +337,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     /// path's 7 KB of code stay out of a 32 KiB flash budget.
     ///
     /// [`each_tiny`]: TopK::each_tiny
-    fn tiny_rows(&self, engine: arch::Engine, sequences: usize) -> bool {
+    fn tiny_rows(&self, engine: Engine, sequences: usize) -> bool {
         let len = self.sequence_len();
         cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
             && (2..=TINY).contains(&len)
@@ -441,7 +354,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     fn each_tiny(
         &mut self,
         sequences: Range<usize>,
-        engine: arch::Engine,
+        engine: Engine,
         one: &mut impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_>),
     ) {
         let axis = self.axis;
@@ -460,24 +373,23 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             for (lane, output) in outputs.iter_mut().enumerate() {
                 let [start, values_start, indices_start] = addresses;
                 *output = [values_start, indices_start];
-                let seq = self.sequence(start);
+                // SAFETY: `start` is the address of `coord` (`advance` keeps it so), which has 0 on the axis.
+                let seq = unsafe { self.sequence(start) };
                 for (position, slot) in tile.iter_mut().skip(lane).step_by(MAX_LANES).take(len).enumerate() {
-                    // SAFETY: `start` is the address of `coord` (`advance` keeps it so), the start of a
-                    // sequence of the validated input; position < len.
+                    // SAFETY: position < len.
                     *slot = unsafe { seq.get(position) };
                 }
                 advance(&mut coord, &sizes, axis, &strides, &mut addresses);
             }
             let mut done = 0;
             while done < MAX_LANES {
-                let side = Side {
-                    first: Sequence {
-                        data: &tile,
-                        start: done as isize,
-                        stride: MAX_LANES as isize,
-                        len,
-                    },
-                    count: MAX_LANES - done,
+                // SAFETY: the tile holds `len` rows of MAX_LANES: every done + lane + position · MAX_LANES
+                // with lane < MAX_LANES - done and position < len is below len · MAX_LANES <= its length.
+                let side = unsafe {
+                    Side::new(
+                        Sequence::new(&tile, done as isize, MAX_LANES as isize, len),
+                        MAX_LANES - done,
+                    )
                 };
                 let (values, indices) = (&self.values, &self.indices);
                 let taken = engine.select_side::<T>(&side, self.k, flip, &mut |lane, rank, position| {
@@ -532,10 +444,10 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         while number < sequences.end {
             let count = (sizes[inner] - coord[inner]).min(sequences.end - number);
             let [start, values_start, indices_start] = self.addresses(&coord);
-            let side = Side {
-                first: self.sequence(start),
-                count,
-            };
+            // SAFETY: `start` is the address of `coord`, which has 0 on the axis; moved lane < count along
+            // the innermost dimension (input stride 1, see `side_by_side`) it stays a coordinate, as
+            // count <= sizes[inner] - coord[inner].
+            let side = unsafe { Side::new(self.sequence(start), count) };
             let (values, indices) = (&self.values, &self.indices);
             let done = select(&side, self.k, flip, &mut |lane, rank, position| {
                 debug_assert!(
@@ -593,7 +505,8 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         for _ in sequences {
             debug_assert_eq!(addresses, self.addresses(&coord));
             let [start, values_start, indices_start] = addresses;
-            let seq = self.sequence(start);
+            // SAFETY: `start` is the address of `coord` (`advance` keeps it so), which has 0 on the axis.
+            let seq = unsafe { self.sequence(start) };
             let (values, indices) = (&self.values, &self.indices);
             select(&seq, self.k, flip, &mut |first, positions| {
                 for (rank, &position) in (first..).zip(positions) {
@@ -631,13 +544,21 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         ]
     }
 
-    /// The input sequence that starts at address `start` (the address of a coordinate with 0 on the axis).
-    fn sequence(&self, start: isize) -> Sequence<'a, T> {
-        Sequence {
-            data: self.input.data(),
-            start,
-            stride: self.input.layout().strides()[self.axis],
-            len: self.input.sizes()[self.axis],
+    /// The input sequence that starts at address `start`.
+    ///
+    /// # Safety
+    /// `start` is the input's address of a coordinate with 0 on the axis.
+    unsafe fn sequence(&self, start: isize) -> Sequence<'a, T> {
+        let layout = self.input.layout();
+        // SAFETY: a validated layout maps every coordinate into the data, and the sequence's positions
+        // are the coordinates along the axis from one with 0 there (the caller's precondition).
+        unsafe {
+            Sequence::new(
+                self.input.data(),
+                start,
+                layout.strides()[self.axis],
+                layout.sizes()[self.axis],
+            )
         }
     }
 
@@ -698,93 +619,6 @@ fn advance<const D: usize, const N: usize>(
 /// take 4 KiB of stack for 64-bit types.
 const TINY: usize = 32;
 
-/// One sequence of the input: `len` elements from address `start`, `stride` apart.
-pub(crate) struct Sequence<'a, T> {
-    data: &'a [T],
-    start: isize,
-    stride: isize,
-    len: usize,
-}
-
-impl<T: Copy> Sequence<'_, T> {
-    /// Number of elements.
-    #[inline(always)]
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// The elements as a slice, if they are adjacent in memory (stride 1, or fewer than two).
-    #[inline(always)]
-    pub(crate) fn contiguous(&self) -> Option<&[T]> {
-        if self.stride != 1 && self.len > 1 {
-            return None;
-        }
-        // A validated layout puts start..start + len inside `data`; `get` keeps this panic-free anyway.
-        self.data.get(usize::try_from(self.start).ok()?..)?.get(..self.len)
-    }
-
-    /// The element at `position`.
-    ///
-    /// # Safety
-    /// `position < self.len()`.
-    #[inline(always)]
-    pub(crate) unsafe fn get(&self, position: usize) -> T {
-        debug_assert!(position < self.len, "position {position} of {}", self.len);
-        let address = self.start + position as isize * self.stride;
-        // SAFETY: the sequence is a line of a validated input layout, whose every coordinate's address is
-        // inside `data`, and position < len is a coordinate on it (the caller's precondition).
-        unsafe { *self.data.get_unchecked(address as usize) }
-    }
-}
-
-/// `count` neighbouring sequences side by side: sequence `lane` is `first` moved `lane` elements on.
-/// `first` is a line of the input, or of the tile of [`TopK::each_tiny`] (`count` columns of `len`
-/// elements, `MAX_LANES` apart); either way every `first.start + lane + position · first.stride` with
-/// `lane < count` and `position < len` lies in `first.data`.
-pub(crate) struct Side<'a, T> {
-    first: Sequence<'a, T>,
-    count: usize,
-}
-
-impl<T: Copy> Side<'_, T> {
-    /// Number of sequences.
-    #[inline(always)]
-    pub(crate) fn count(&self) -> usize {
-        self.count
-    }
-
-    /// Length of each sequence.
-    #[inline(always)]
-    pub(crate) fn len(&self) -> usize {
-        self.first.len
-    }
-
-    /// Element `position` of the first `lanes` sequences, adjacent in memory; `None` if `lanes > count`
-    /// (checked, so that vector loads from the slice need no other precondition).
-    #[inline(always)]
-    pub(crate) fn row(&self, position: usize, lanes: usize) -> Option<&[T]> {
-        if lanes > self.count || position >= self.first.len {
-            return None;
-        }
-        let address = self.first.start + position as isize * self.first.stride;
-        self.first.data.get(usize::try_from(address).ok()?..)?.get(..lanes)
-    }
-
-    /// Element `position` of sequence `lane`.
-    ///
-    /// # Safety
-    /// `lane < self.count()` and `position < self.len()`.
-    #[inline(always)]
-    pub(crate) unsafe fn get(&self, lane: usize, position: usize) -> T {
-        debug_assert!(lane < self.count, "lane {lane} of {}", self.count);
-        let address = self.first.start + lane as isize + position as isize * self.first.stride;
-        // SAFETY: the struct's invariant with lane < count and position < len (the caller's
-        // preconditions): each of the `count` sequences is a line of the validated input layout (the
-        // innermost dimension, stride 1, moved by lane < count) or a column of the tile.
-        unsafe { *self.first.data.get_unchecked(address as usize) }
-    }
-}
-
 /// An output view reduced to a pointer, so that plans split by sequence can share it.
 struct Output<'a, T, const D: usize> {
     data: NonNull<T>,
@@ -825,5 +659,71 @@ impl<'a, T, const D: usize> Output<'a, T, D> {
         );
         // SAFETY: validated layouts put every coordinate's address inside the borrowed slice.
         unsafe { self.data.add(address as usize).write(value) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::vec;
+
+    use super::*;
+    use crate::naive;
+
+    /// Every engine this build has against the reference on rows of a few vectors (small enough for
+    /// miri, which runs the portable lanes' loads here).
+    fn agrees_with_naive<T: Element + PartialEq + core::fmt::Debug>(data: &[T]) {
+        let n = data.len();
+        // K = 12 and 16 take the SIMD engines' 32 prefix groups (K > 8 on short rows); left out under
+        // miri, for time.
+        let ks: &[usize] = if cfg!(miri) {
+            &[1, 3, n / 2, n]
+        } else {
+            &[1, 3, 12, 16, n / 2, n]
+        };
+        for &k in ks {
+            for direction in [Direction::Decreasing, Direction::Increasing] {
+                let (mut want_v, mut want_i) = (vec![T::ZERO; k], vec![0u32; k]);
+                let input = View::contiguous(data, [n]).unwrap();
+                let (v, i) = (
+                    ViewMut::contiguous(&mut want_v[..], [k]).unwrap(),
+                    ViewMut::contiguous(&mut want_i[..], [k]).unwrap(),
+                );
+                naive::topk(input, 0, k, direction, v, i).unwrap();
+                // Miri leaves out the backends that would repeat a run it has just made: `Naive` is the
+                // reference's own `run_sequences` call, and `Auto` resolves to `Portable` there (the two
+                // took it about 40 of 89 s: the reference reads the row once for each of the K).
+                let repeats = |b: &Backend| cfg!(miri) && matches!(b, Backend::Naive | Backend::Auto);
+                for backend in Backend::ALL.into_iter().filter(|b| b.is_available() && !repeats(b)) {
+                    let (mut got_v, mut got_i) = (vec![T::ZERO; k], vec![0u32; k]);
+                    let (v, i) = (
+                        ViewMut::contiguous(&mut got_v[..], [k]).unwrap(),
+                        ViewMut::contiguous(&mut got_i[..], [k]).unwrap(),
+                    );
+                    let mut plan = TopK::new(input, 0, k, direction, v, i).unwrap();
+                    let mut scratch = vec![0u64; plan.scratch_len()];
+                    plan.run_sequences(0..1, backend, &mut scratch).unwrap();
+                    assert_eq!(got_i, want_i, "{} {} k {k} {direction:?}", backend.name(), T::NAME);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn engines_agree_on_short_rows() {
+        let bits = |i: u32| i.wrapping_mul(0x9E37_79B9).rotate_left(i % 7);
+        let specials = [0x7FC0_0001u32, 0xFFC0_0000, 0x8000_0000, 0, 0x7F80_0000, 0xFF80_0000];
+        let f32s: [f32; 77] =
+            core::array::from_fn(|i| f32::from_bits(if i % 5 == 0 { specials[i % 6] } else { bits(i as u32) }));
+        agrees_with_naive(&f32s);
+        let f64s: [f64; 41] = core::array::from_fn(|i| f64::from(f32s[i]));
+        agrees_with_naive(&f64s);
+        let u8s: [u8; 70] = core::array::from_fn(|i| (bits(i as u32) % 7) as u8);
+        agrees_with_naive(&u8s);
+        let i16s: [i16; 69] = core::array::from_fn(|i| bits(i as u32) as i16);
+        agrees_with_naive(&i16s);
+        let f16s: [half::f16; 66] = core::array::from_fn(|i| half::f16::from_bits((f32s[i].to_bits() >> 16) as u16));
+        agrees_with_naive(&f16s);
     }
 }

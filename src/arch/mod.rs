@@ -1,15 +1,20 @@
 //! The selection engines. Each takes one validated sequence and reports the positions of its first K
 //! elements in order; `topk.rs` does everything around that (validation, walking sequences, writing).
 //!
+//! - `naive`: the reference, O(n·K) by definition: the semantics every other engine is tested against;
 //! - `scalar`: the threshold filter one element at a time (strided rows of every SIMD engine too);
 //! - `generic`: the block filter, and the side-by-side filter for a non-last axis (one sequence per
 //!   lane), written once over [`crate::vector::Vector`];
 //! - `all::portable`: `generic` on the `wide` crate's `u32x8` and `u64x4`, for every target;
 //! - `x86_64::{avx2, avx512}`, `aarch64::neon`: `generic` on each ISA's registers, behind a capability
-//!   token. The one `cfg` ladder choosing what is compiled is here; every SIMD arm says `not(miri)`.
+//!   token (`cpu.rs`). Every SIMD arm of the `cfg`s choosing what is compiled says `not(miri)`.
+//!
+//! `impl Engine` here dispatches a resolved [`Engine`] to its code, and `engines_compiled_here!` compiles
+//! that dispatch once for every element type (see [`Engines`]).
 
 pub(crate) mod all;
 pub(crate) mod generic;
+pub(crate) mod naive;
 pub(crate) mod scalar;
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
@@ -18,49 +23,20 @@ pub(crate) mod x86_64;
 #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
 pub(crate) mod aarch64;
 
-use crate::element::Element;
-#[cfg(doc)]
-use crate::element::Sealed;
+use crate::backend::Engine;
+use crate::element::{Element, Engines};
 use crate::entry::{Buffer, Emit, Entry};
-use crate::topk::{Backend, Sequence, Side};
+use crate::sequence::{Sequence, Side};
 
 /// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted in
 /// vector slots).
 pub(crate) const SIDE_MAX_K: usize = generic::SMALL_K;
 
-/// A concrete engine, resolved (and its CPU support checked) once per call.
-#[derive(Clone, Copy)]
-pub(crate) enum Engine {
-    Scalar,
-    Portable,
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    Avx2(x86_64::avx2::Avx2),
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-    Avx512(x86_64::avx512::Avx512),
-    #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-    Neon(aarch64::neon::Neon),
-}
-
 impl Engine {
-    /// The engine behind a concrete backend (not `Auto`, not `Naive`), if this CPU and build have it.
-    pub(crate) fn new(backend: Backend) -> Option<Engine> {
-        match backend {
-            Backend::Scalar => Some(Engine::Scalar),
-            Backend::Portable => Some(Engine::Portable),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Backend::Avx2 => x86_64::avx2::Avx2::new().map(Engine::Avx2),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Backend::Avx512 => x86_64::avx512::Avx512::new().map(Engine::Avx512),
-            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Backend::Neon => aarch64::neon::Neon::new().map(Engine::Neon),
-            _ => None,
-        }
-    }
-
     /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
     ///
     /// `buffer` holds `candidates::capacity(seq.len(), k)` entries and `1 <= k <= seq.len()`. Goes
-    /// through `T`'s instance of the engines, compiled in this crate (see [`Sealed`]).
+    /// through `T`'s instance of the engines, compiled in this crate (see [`Engines`]).
     #[inline]
     pub(crate) fn select<T: Element, E: Entry>(
         self,
@@ -77,7 +53,7 @@ impl Engine {
         }
     }
 
-    /// [`select`](Self::select)'s body, instantiated by [`Sealed`]'s methods alone.
+    /// [`select`](Self::select)'s body, instantiated by [`Engines`]' methods alone.
     #[inline]
     pub(crate) fn select_here<T: Element, E: Entry>(
         self,
@@ -176,7 +152,7 @@ impl Engine {
     /// Takes the first `done` sequences of `side` (one per lane, all of them or none: `done` is 0 or the
     /// engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
     /// position)`; `1 <= k <= SIDE_MAX_K`. Goes through `T`'s instance, compiled in this crate (see
-    /// [`Sealed`]).
+    /// [`Engines`]).
     #[inline]
     pub(crate) fn select_side<T: Element>(
         self,
@@ -188,7 +164,7 @@ impl Engine {
         T::select_side(self, side, k, flip, emit)
     }
 
-    /// [`select_side`](Self::select_side)'s body, instantiated by [`Sealed::select_side`] alone.
+    /// [`select_side`](Self::select_side)'s body, instantiated by [`Engines::select_side`] alone.
     #[inline]
     pub(crate) fn select_side_here<T: Element>(
         self,
@@ -209,3 +185,44 @@ impl Engine {
         }
     }
 }
+
+/// Implements [`Engines`] for each type: `Engine`'s dispatch, instantiated here and nowhere else.
+macro_rules! engines_compiled_here {
+    ($($t:ty),*) => {$(
+        #[allow(private_interfaces)] // as on `Engines`
+        impl Engines for $t {
+            fn select_packed(
+                engine: Engine,
+                seq: &Sequence<'_, $t>,
+                k: usize,
+                flip: u64,
+                buffer: &mut [u64],
+                emit: &mut Emit<'_>,
+            ) {
+                engine.select_here(seq, k, flip, buffer, emit)
+            }
+
+            fn select_wide(
+                engine: Engine,
+                seq: &Sequence<'_, $t>,
+                k: usize,
+                flip: u64,
+                buffer: &mut [[u64; 2]],
+                emit: &mut Emit<'_>,
+            ) {
+                engine.select_here(seq, k, flip, buffer, emit)
+            }
+
+            fn select_side(
+                engine: Engine,
+                side: &Side<'_, $t>,
+                k: usize,
+                flip: u64,
+                emit: &mut dyn FnMut(usize, usize, usize),
+            ) -> usize {
+                engine.select_side_here(side, k, flip, emit)
+            }
+        }
+    )*};
+}
+engines_compiled_here!(u8, u16, u32, u64, i8, i16, i32, i64, half::f16, half::bf16, f32, f64);

@@ -13,7 +13,7 @@
 use crate::candidates::{Candidates, capacity};
 use crate::element::{Element, ordered_key};
 use crate::entry::{Emit, Entry, report};
-use crate::topk::Sequence;
+use crate::sequence::Sequence;
 
 /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
 ///

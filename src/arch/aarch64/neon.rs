@@ -7,21 +7,13 @@ use crate::arch::generic;
 #[cfg(test)]
 use crate::arch::generic::{network, partition};
 use crate::candidates::CoreSort;
+use crate::cpu::Neon;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
-use crate::topk::{Sequence, Side};
+use crate::sequence::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
-/// Proof that this target has NEON: only [`Neon::new`] makes one.
-#[derive(Clone, Copy)]
-pub(crate) struct Neon(());
-
 impl Neon {
-    /// The token, if the target has NEON.
-    pub(crate) fn new() -> Option<Self> {
-        crate::cpu::has_neon().then_some(Neon(()))
-    }
-
     /// Selects through the generic filter on NEON lanes. Same contract as `arch::scalar::select`.
     pub(crate) fn select<T: Element, E: Entry>(
         self,
@@ -35,35 +27,35 @@ impl Neon {
         unsafe { select(seq, k, flip, buffer, emit) }
     }
 
-    /// The sorting network on these lanes (tests reach it through `arch::Engine`).
+    /// The sorting network on these lanes (tests reach it through `Engine`).
     #[cfg(test)]
     pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
         // SAFETY: the token exists, so the CPU has NEON.
         unsafe { network_sort(entries, k) }
     }
 
-    /// The vectorised selection on these lanes (tests reach it through `arch::Engine`).
+    /// The vectorised selection on these lanes (tests reach it through `Engine`).
     #[cfg(test)]
     pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
         // SAFETY: the token exists, so the CPU has NEON.
         unsafe { partition_select(words, k) }
     }
 
-    /// The vectorised quicksort on these lanes (tests reach it through `arch::Engine`).
+    /// The vectorised quicksort on these lanes (tests reach it through `Engine`).
     #[cfg(test)]
     pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
         // SAFETY: the token exists, so the CPU has NEON.
         unsafe { partition_sort(words, k) }
     }
 
-    /// `Vector::partition_lanes` on these lanes (tests reach it through `arch::Engine`).
+    /// `Vector::partition_lanes` on these lanes (tests reach it through `Engine`).
     #[cfg(test)]
     pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
         // SAFETY: the token exists, so the CPU has NEON.
         unsafe { partition_lanes(words, bits) }
     }
 
-    /// Neighbouring sequences side by side on NEON lanes. Same contract as `arch::Engine::select_side`.
+    /// Neighbouring sequences side by side on NEON lanes. Same contract as `Engine::select_side`.
     pub(crate) fn select_side<T: Element>(
         self,
         side: &Side<'_, T>,
@@ -239,7 +231,7 @@ impl Vector for U32x4 {
 
 /// The sorting network on NEON lanes, for its tests: candidates are ordered by `core`'s sort on this
 /// engine, which beat the network on two 64-bit lanes without an unsigned 64-bit minimum (see
-/// `network::Network`).
+/// `sorter::Network`).
 ///
 /// # Safety
 /// The CPU has NEON.

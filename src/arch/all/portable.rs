@@ -17,7 +17,7 @@ use crate::arch::generic;
 use crate::candidates::CoreSort;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
-use crate::topk::{Sequence, Side};
+use crate::sequence::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
 /// Selects through the generic filter on portable lanes. Same contract as `arch::scalar::select`.
@@ -28,11 +28,11 @@ pub(crate) fn select<T: Element, E: Entry>(
     buffer: &mut [E],
     emit: &mut Emit<'_>,
 ) {
-    // Candidates ordered by `core`'s sort: the network lost to it on these lanes (see `network::Network`).
+    // Candidates ordered by `core`'s sort: the network lost to it on these lanes (see `sorter::Network`).
     generic::select::<U32x8, U64x4, CoreSort, T, E>(seq, k, flip, buffer, emit);
 }
 
-/// Neighbouring sequences side by side on portable lanes. Same contract as `arch::Engine::select_side`.
+/// Neighbouring sequences side by side on portable lanes. Same contract as `Engine::select_side`.
 pub(crate) fn select_side<T: Element>(
     side: &Side<'_, T>,
     k: usize,

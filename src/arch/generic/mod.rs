@@ -57,12 +57,20 @@ pub(crate) mod network;
     allow(dead_code)
 )]
 pub(crate) mod partition;
+// The AVX-512 engine's alone.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2", not(miri))),
+    allow(dead_code)
+)]
+pub(crate) mod sorter;
 
 mod bound;
 mod filter;
 mod lanes;
 mod short;
 mod side;
+#[cfg(test)]
+mod testing;
 
 pub(crate) use filter::SMALL_K;
 pub(crate) use side::select_side;
@@ -73,7 +81,7 @@ use crate::arch::scalar;
 use crate::candidates::{Candidates, Sorter};
 use crate::element::{Element, FLOAT_KEY, SIGNED_KEY, Sealed, UNSIGNED_KEY};
 use crate::entry::{Emit, Entry};
-use crate::topk::Sequence;
+use crate::sequence::Sequence;
 use crate::vector::{MAX_LANES, Vector};
 use bound::{PREFIX, minima_bound, prefix_bound, sample_bound};
 use filter::{Outcome, Pool, pass};
@@ -109,7 +117,7 @@ const HALF: u8 = 4;
 /// Selects with the block filter when the row is contiguous, with the scalar engine otherwise.
 ///
 /// `V32` serves 8-, 16- and 32-bit elements, `V64` 64-bit ones; `S` orders the candidates (the network
-/// where it pays, see [`network::Network`]). Same contract as [`scalar::select`].
+/// where it pays, see [`sorter::Network`]). Same contract as [`scalar::select`].
 #[inline(always)]
 pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
@@ -271,7 +279,7 @@ mod tests {
     use super::*;
     use crate::element::{Key, ordered_key};
     use lanes::from_bits;
-    use partition::tests::xorshift;
+    use testing::xorshift;
 
     /// `$check::<T>()` for every element type.
     macro_rules! every_type {
@@ -335,64 +343,5 @@ mod tests {
             }
         }
         every_type!(check);
-    }
-
-    /// Every engine this build has against the reference on rows of a few vectors (small enough for
-    /// miri, which runs the portable lanes' loads here).
-    fn agrees_with_naive<T: Element + PartialEq + core::fmt::Debug>(data: &[T]) {
-        extern crate std;
-        use crate::{Backend, Direction, TopK, View, ViewMut, naive};
-        use std::vec;
-        let n = data.len();
-        // K = 12 and 16 take the SIMD engines' 32 prefix groups (K > 8 on short rows); left out under
-        // miri, for time.
-        let ks: &[usize] = if cfg!(miri) {
-            &[1, 3, n / 2, n]
-        } else {
-            &[1, 3, 12, 16, n / 2, n]
-        };
-        for &k in ks {
-            for direction in [Direction::Decreasing, Direction::Increasing] {
-                let (mut want_v, mut want_i) = (vec![T::ZERO; k], vec![0u32; k]);
-                let input = View::contiguous(data, [n]).unwrap();
-                let (v, i) = (
-                    ViewMut::contiguous(&mut want_v[..], [k]).unwrap(),
-                    ViewMut::contiguous(&mut want_i[..], [k]).unwrap(),
-                );
-                naive::topk(input, 0, k, direction, v, i).unwrap();
-                // Miri leaves out the backends that would repeat a run it has just made: `Naive` is the
-                // reference's own `run_sequences` call, and `Auto` resolves to `Portable` there (the two
-                // took it about 40 of 89 s: the reference reads the row once for each of the K).
-                let repeats = |b: &Backend| cfg!(miri) && matches!(b, Backend::Naive | Backend::Auto);
-                for backend in Backend::ALL.into_iter().filter(|b| b.is_available() && !repeats(b)) {
-                    let (mut got_v, mut got_i) = (vec![T::ZERO; k], vec![0u32; k]);
-                    let (v, i) = (
-                        ViewMut::contiguous(&mut got_v[..], [k]).unwrap(),
-                        ViewMut::contiguous(&mut got_i[..], [k]).unwrap(),
-                    );
-                    let mut plan = TopK::new(input, 0, k, direction, v, i).unwrap();
-                    let mut scratch = vec![0u64; plan.scratch_len()];
-                    plan.run_sequences(0..1, backend, &mut scratch).unwrap();
-                    assert_eq!(got_i, want_i, "{} {} k {k} {direction:?}", backend.name(), T::NAME);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn engines_agree_on_short_rows() {
-        let bits = |i: u32| i.wrapping_mul(0x9E37_79B9).rotate_left(i % 7);
-        let specials = [0x7FC0_0001u32, 0xFFC0_0000, 0x8000_0000, 0, 0x7F80_0000, 0xFF80_0000];
-        let f32s: [f32; 77] =
-            core::array::from_fn(|i| f32::from_bits(if i % 5 == 0 { specials[i % 6] } else { bits(i as u32) }));
-        agrees_with_naive(&f32s);
-        let f64s: [f64; 41] = core::array::from_fn(|i| f64::from(f32s[i]));
-        agrees_with_naive(&f64s);
-        let u8s: [u8; 70] = core::array::from_fn(|i| (bits(i as u32) % 7) as u8);
-        agrees_with_naive(&u8s);
-        let i16s: [i16; 69] = core::array::from_fn(|i| bits(i as u32) as i16);
-        agrees_with_naive(&i16s);
-        let f16s: [half::f16; 66] = core::array::from_fn(|i| half::f16::from_bits((f32s[i].to_bits() >> 16) as u16));
-        agrees_with_naive(&f16s);
     }
 }

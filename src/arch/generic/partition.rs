@@ -1,7 +1,7 @@
 //! Selection and sorting by vectorised partitioning (quickselect, quicksort) on packed (key, position)
 //! words in 64-bit lanes, written once for every ISA: the compactions of the candidate buffer, the step
 //! that halves what the sorting network sorts, and the sort of more than 512 entries, on the engine where
-//! they beat `core`'s (AVX-512: see `network::Network`; the other engines' tests run them too).
+//! they beat `core`'s (AVX-512: see `sorter::Network`; the other engines' tests run them too).
 //!
 //! ```text
 //! select(words, k):                         // the k smallest first, the k-th at k - 1
@@ -362,22 +362,17 @@ pub(crate) fn partition_lanes<V: Vector>(words: &[u64], bits: u64) -> Option<[u6
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     extern crate std;
     use std::vec::Vec;
 
     use super::*;
-    use crate::Backend;
-    use crate::arch::Engine;
+    use crate::arch::generic::testing::{engines, ns_per_call, xorshift};
+    use crate::backend::{Backend, Engine};
 
     /// The long inputs' length: 100k when optimised (the qemu run), 20k in the unoptimised host build,
     /// whose reference sorts of 100k words are slow.
     const LONG: usize = if cfg!(debug_assertions) { 20_000 } else { 100_000 };
-
-    /// Every backend this CPU has, with its engine (the network tests' too).
-    pub(in crate::arch::generic) fn engines() -> impl Iterator<Item = (Backend, Engine)> {
-        Backend::ALL.into_iter().filter_map(|b| Some((b, Engine::new(b)?)))
-    }
 
     /// Selects `k` of `words` with `engine` and checks the result against `core`'s selection: the same
     /// `k - 1`-th word, the same set before it (sorted), and still a permutation.
@@ -401,33 +396,6 @@ pub(super) mod tests {
         got.sort_unstable();
         want.sort_unstable();
         assert_eq!(got, want, "{}: not a permutation", what());
-    }
-
-    /// Marsaglia's xorshift64: the tests' deterministic random words.
-    pub(in crate::arch::generic) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
-        move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        }
-    }
-
-    /// The ignored timing tests' measure: `f` on a fresh copy of one of `data`'s inputs (in turn), `reps`
-    /// times, best of five runs, in ns a call, the copy included.
-    pub(in crate::arch::generic) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut [u64])) -> f64 {
-        let mut best = f64::MAX;
-        for _ in 0..5 {
-            let mut work: Vec<Vec<u64>> = data.to_vec();
-            let t = std::time::Instant::now();
-            for r in 0..reps {
-                let w = &mut work[r % data.len()];
-                w.copy_from_slice(&data[r % data.len()]);
-                f(w);
-            }
-            best = best.min(t.elapsed().as_secs_f64() * 1e9 / reps as f64);
-        }
-        best
     }
 
     #[test]
@@ -741,7 +709,7 @@ pub(super) mod tests {
         assert_eq!(words[..len / 3], want[..len / 3]);
     }
 
-    /// The measurement behind `network::Network`'s use of [`select`], with the results checked, on the
+    /// The measurement behind `sorter::Network`'s use of [`select`], with the results checked, on the
     /// SIMD engines: `cargo test --release --lib select_against_core -- --ignored --nocapture`. Random
     /// words, and what a compaction sees when every element enters (ascending data selected `Decreasing`):
     /// the K kept, then K new ones, each below all before it.
@@ -787,7 +755,7 @@ pub(super) mod tests {
         }
     }
 
-    /// The measurement behind `network::Network`'s use of [`sort`], with the results checked, on the SIMD
+    /// The measurement behind `sorter::Network`'s use of [`sort`], with the results checked, on the SIMD
     /// engines: `cargo test --release --lib sort_against_network -- --ignored --nocapture`. Random words,
     /// all of them sorted and the best half; against `core`'s sort (of the best half: select, then sort)
     /// and what `Network::sort` did before (the network, after [`select`] beyond 64 words when k < n).

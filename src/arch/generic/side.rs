@@ -16,7 +16,7 @@
 use core::mem::size_of;
 
 use crate::element::{Element, Sealed};
-use crate::topk::Side;
+use crate::sequence::Side;
 use crate::vector::Vector;
 
 use super::filter::{HALF_K, SMALL_K};

@@ -9,23 +9,16 @@
 use core::arch::x86_64::*;
 
 use crate::arch::generic;
-use crate::arch::generic::network::{self, Network, SortPacked};
+use crate::arch::generic::network;
 use crate::arch::generic::partition;
+use crate::arch::generic::sorter::{Network, SortPacked};
+use crate::cpu::Avx512;
 use crate::element::Element;
 use crate::entry::{Emit, Entry};
-use crate::topk::{Sequence, Side};
+use crate::sequence::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
-/// Proof that this CPU has AVX-512F, AVX-512BW and POPCNT: only [`Avx512::new`] makes one.
-#[derive(Clone, Copy)]
-pub(crate) struct Avx512(());
-
 impl Avx512 {
-    /// The token, if the CPU (and the build, without `std`) has AVX-512F, AVX-512BW and POPCNT.
-    pub(crate) fn new() -> Option<Self> {
-        crate::cpu::has_avx512().then_some(Avx512(()))
-    }
-
     /// Selects through the generic filter on AVX-512 lanes. Same contract as `arch::scalar::select`.
     pub(crate) fn select<T: Element, E: Entry>(
         self,
@@ -39,32 +32,32 @@ impl Avx512 {
         unsafe { select(seq, k, flip, buffer, emit) }
     }
 
-    /// The sorting network on these lanes (tests reach it through `arch::Engine`).
+    /// The sorting network on these lanes (tests reach it through `Engine`).
     #[cfg(test)]
     pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
         <U64x8 as SortPacked>::sort_packed(entries, k);
     }
 
-    /// The vectorised selection on these lanes (tests reach it through `arch::Engine`).
+    /// The vectorised selection on these lanes (tests reach it through `Engine`).
     #[cfg(test)]
     pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
         <U64x8 as SortPacked>::select_packed(words, k)
     }
 
-    /// The vectorised quicksort on these lanes (tests reach it through `arch::Engine`).
+    /// The vectorised quicksort on these lanes (tests reach it through `Engine`).
     #[cfg(test)]
     pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
         <U64x8 as SortPacked>::quicksort_packed(words, k);
     }
 
-    /// `Vector::partition_lanes` on these lanes (tests reach it through `arch::Engine`).
+    /// `Vector::partition_lanes` on these lanes (tests reach it through `Engine`).
     #[cfg(test)]
     pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
         // SAFETY: the token exists, so the CPU has AVX-512F.
         unsafe { partition_lanes(words, bits) }
     }
 
-    /// Neighbouring sequences side by side on AVX-512F lanes. Same contract as `arch::Engine::select_side`.
+    /// Neighbouring sequences side by side on AVX-512F lanes. Same contract as `Engine::select_side`.
     pub(crate) fn select_side<T: Element>(
         self,
         side: &Side<'_, T>,

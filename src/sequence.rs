@@ -1,0 +1,110 @@
+//! What an engine reads: one sequence (a line along the axis), or neighbouring sequences side by side.
+//!
+//! Both are a slice and an affine address map whose every address lies in the slice, which their `unsafe`
+//! constructors take as given: `topk.rs` makes them from validated layouts (or from its tile), and the
+//! engines read them with unchecked loads.
+
+/// One sequence: `len` elements of `data` from address `start`, `stride` apart.
+pub(crate) struct Sequence<'a, T> {
+    data: &'a [T],
+    start: isize,
+    stride: isize,
+    len: usize,
+}
+
+impl<'a, T: Copy> Sequence<'a, T> {
+    /// The sequence of `len` elements from `start`, `stride` apart.
+    ///
+    /// # Safety
+    /// `start + position · stride` is an index of `data` for every `position < len`.
+    #[inline(always)]
+    pub(crate) unsafe fn new(data: &'a [T], start: isize, stride: isize, len: usize) -> Self {
+        Sequence {
+            data,
+            start,
+            stride,
+            len,
+        }
+    }
+
+    /// Number of elements.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The elements as a slice, if they are adjacent in memory (stride 1, or fewer than two).
+    #[inline(always)]
+    pub(crate) fn contiguous(&self) -> Option<&[T]> {
+        if self.stride != 1 && self.len > 1 {
+            return None;
+        }
+        // `new`'s precondition puts start..start + len inside `data`; `get` keeps this panic-free anyway.
+        self.data.get(usize::try_from(self.start).ok()?..)?.get(..self.len)
+    }
+
+    /// The element at `position`.
+    ///
+    /// # Safety
+    /// `position < self.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self, position: usize) -> T {
+        debug_assert!(position < self.len, "position {position} of {}", self.len);
+        let address = self.start + position as isize * self.stride;
+        // SAFETY: `new`'s precondition with position < len (the caller's).
+        unsafe { *self.data.get_unchecked(address as usize) }
+    }
+}
+
+/// `count` neighbouring sequences side by side: sequence `lane` is `first` moved `lane` elements on.
+pub(crate) struct Side<'a, T> {
+    first: Sequence<'a, T>,
+    count: usize,
+}
+
+impl<'a, T: Copy> Side<'a, T> {
+    /// The `count` sequences `first`, `first` moved one element on, and so on.
+    ///
+    /// # Safety
+    /// `first.start + lane + position · first.stride` is an index of `first.data` for every `lane < count`
+    /// and `position < first.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn new(first: Sequence<'a, T>, count: usize) -> Self {
+        Side { first, count }
+    }
+
+    /// Number of sequences.
+    #[inline(always)]
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Length of each sequence.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.first.len
+    }
+
+    /// Element `position` of the first `lanes` sequences, adjacent in memory; `None` if `lanes > count`
+    /// (checked, so that vector loads from the slice need no other precondition).
+    #[inline(always)]
+    pub(crate) fn row(&self, position: usize, lanes: usize) -> Option<&[T]> {
+        if lanes > self.count || position >= self.first.len {
+            return None;
+        }
+        let address = self.first.start + position as isize * self.first.stride;
+        self.first.data.get(usize::try_from(address).ok()?..)?.get(..lanes)
+    }
+
+    /// Element `position` of sequence `lane`.
+    ///
+    /// # Safety
+    /// `lane < self.count()` and `position < self.len()`.
+    #[inline(always)]
+    pub(crate) unsafe fn get(&self, lane: usize, position: usize) -> T {
+        debug_assert!(lane < self.count, "lane {lane} of {}", self.count);
+        let address = self.first.start + lane as isize + position as isize * self.first.stride;
+        // SAFETY: `new`'s precondition with lane < count and position < len (the caller's).
+        unsafe { *self.first.data.get_unchecked(address as usize) }
+    }
+}
