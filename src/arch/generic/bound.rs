@@ -8,8 +8,8 @@ use crate::entry::Entry;
 use crate::vector::Vector;
 
 use super::filter::offer;
-use super::lanes::{KeyMap, Lanes, keys};
-use super::{FLOAT, HALF, NATIVE_FLOAT, UNROLL, network};
+use super::lanes::{FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys};
+use super::network;
 
 /// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes;
 /// twice as many on short rows with K above half of it).

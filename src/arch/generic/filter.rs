@@ -7,8 +7,7 @@ use crate::element::{Element, ordered_key};
 use crate::entry::{Emit, Entry, report};
 use crate::vector::Vector;
 
-use super::UNROLL;
-use super::lanes::{KeyMap, Lanes, Prepared};
+use super::lanes::{KeyMap, Lanes, Prepared, UNROLL};
 
 /// How a pass of [`filter`] ended.
 pub(super) enum Outcome {

@@ -2,10 +2,30 @@
 //! a block's lanes are compared with ([`Prepared`], [`float_limit`], [`half_limit`]), and the block test
 //! and hot loop over it ([`Prepared::scan`]).
 
-use crate::element::{Element, Key, Sealed};
+use crate::element::{Element, FLOAT_KEY, Key, SIGNED_KEY, Sealed, UNSIGNED_KEY};
 use crate::vector::Vector;
 
-use super::{HALF, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED};
+/// Vectors per block: one compare-and-branch per `UNROLL · LANES` elements (at most 64 lanes, so a
+/// block's pass bits fit one `u64`).
+pub(super) const UNROLL: usize = 4;
+
+// The key forms of `Element`s, and the two forms the block test has of its own for floats: the kind
+// each filter is compiled for.
+pub(super) const UNSIGNED: u8 = UNSIGNED_KEY;
+pub(super) const SIGNED: u8 = SIGNED_KEY;
+pub(super) const FLOAT: u8 = FLOAT_KEY;
+
+/// f32 and f64: compared as floats against the value whose key is the limit (see
+/// [`float_limit`]).
+pub(super) const NATIVE_FLOAT: u8 = 3;
+
+/// f16 on vectors with 16-bit lanes ([`Vector::HALF_LANES`]): the raw bits, two vectors' worth a
+/// register, compared as integers with the limit value's bits ([`half_test`]). On
+/// vectors that convert it instead ([`Vector::CONVERTS_HALF`]): loaded as f32 and compared like
+/// `NATIVE_FLOAT` against the f16 limit value, also converted (exact, so the test is the same). One kind
+/// for both, so that a debug build, which compiles every kind's filter into each engine's one frame, has
+/// one more, not two.
+pub(super) const HALF: u8 = 4;
 
 /// A key limit turned into what the block test compares lanes with.
 #[derive(Clone, Copy)]

@@ -79,40 +79,18 @@ use core::mem::size_of;
 
 use crate::arch::scalar;
 use crate::candidates::{Candidates, Sorter};
-use crate::element::{Element, FLOAT_KEY, SIGNED_KEY, Sealed, UNSIGNED_KEY};
+use crate::element::{Element, Sealed};
 use crate::entry::{Emit, Entry};
 use crate::sequence::Sequence;
 use crate::vector::{MAX_LANES, Vector};
 use bound::{PREFIX, minima_bound, prefix_bound, sample_bound};
 use filter::{Outcome, Pool, pass};
-use lanes::{F16_INFINITY, KeyMap, last_in_order};
+use lanes::{F16_INFINITY, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, last_in_order};
 use short::short_row;
-
-/// Vectors per block: one compare-and-branch per `UNROLL · LANES` elements (at most 64 lanes, so a
-/// block's pass bits fit one `u64`).
-const UNROLL: usize = 4;
 
 /// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
 /// the row.
 const BAIL_MIN_RATIO: usize = 256;
-
-// The key forms of [`Element`]s, and the two forms the block test has of its own for floats: the kind
-// each filter is compiled for.
-const UNSIGNED: u8 = UNSIGNED_KEY;
-const SIGNED: u8 = SIGNED_KEY;
-const FLOAT: u8 = FLOAT_KEY;
-
-/// f32 and f64: compared as floats against the value whose key is the limit (see
-/// [`float_limit`](lanes::float_limit)).
-const NATIVE_FLOAT: u8 = 3;
-
-/// f16 on vectors with 16-bit lanes ([`Vector::HALF_LANES`]): the raw bits, two vectors' worth a
-/// register, compared as integers with the limit value's bits ([`half_test`](lanes::half_test)). On
-/// vectors that convert it instead ([`Vector::CONVERTS_HALF`]): loaded as f32 and compared like
-/// `NATIVE_FLOAT` against the f16 limit value, also converted (exact, so the test is the same). One kind
-/// for both, so that a debug build, which compiles every kind's filter into each engine's one frame, has
-/// one more, not two.
-const HALF: u8 = 4;
 
 /// Selects with the block filter when the row is contiguous, with the scalar engine otherwise.
 ///

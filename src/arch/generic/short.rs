@@ -6,8 +6,7 @@ use crate::element::{Element, ordered_key};
 use crate::entry::{Emit, Entry, report};
 use crate::vector::{MAX_LANES, Vector};
 
-use super::UNROLL;
-use super::lanes::{KeyMap, Lanes, Prepared};
+use super::lanes::{KeyMap, Lanes, Prepared, UNROLL};
 
 /// Elements below its cap the short-row path collects before it leaves the row to the filter.
 const SHORT_CAP: usize = 64;

@@ -20,8 +20,7 @@ use crate::sequence::Side;
 use crate::vector::Vector;
 
 use super::filter::{HALF_K, SMALL_K};
-use super::lanes::{KeyMap, Lanes, keys};
-use super::{FLOAT, SIGNED, UNSIGNED};
+use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, keys};
 
 /// Reads `V::LANES` neighbouring sequences of `side` side by side, one per lane, and reports each one's
 /// first K through `emit(lane, rank, position)`. Returns the sequences taken: `V::LANES`, or 0 (nothing
