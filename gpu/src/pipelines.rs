@@ -1,0 +1,462 @@
+//! The kernels' pipelines, and recording and running a request with them.
+
+use std::sync::mpsc;
+
+use bytemuck::Pod;
+use topk_kernels::{Direction, Element, Index, Tensor, View};
+use wgpu::util::DeviceExt;
+
+use crate::dtype::{Dtype, IndexType};
+use crate::error::GpuError;
+use crate::host::HostViewMut;
+use crate::request::Request;
+use crate::shader::*;
+
+/// The kernels' pipelines, built once per device.
+#[derive(Debug)]
+pub struct TopKGpu {
+    layout: wgpu::BindGroupLayout,
+    sort_tile: wgpu::ComputePipeline,
+    bitonic_step: wgpu::ComputePipeline,
+    write_sorted: wgpu::ComputePipeline,
+    radix_histogram: wgpu::ComputePipeline,
+    radix_select: wgpu::ComputePipeline,
+    radix_compact: wgpu::ComputePipeline,
+    max_binding: u64,
+    max_groups: u32,
+    workgroup: u32,
+}
+
+impl TopKGpu {
+    /// Compiles the shader and builds the pipelines. Checks the device's limits first.
+    pub fn new(device: &wgpu::Device) -> Result<TopKGpu, GpuError> {
+        TopKGpu::with_workgroup_size(device, DEFAULT_WORKGROUP)
+    }
+
+    /// [`TopKGpu::new`] with the shader's `WORKGROUP` override set to `workgroup` invocations, a power
+    /// of two from 32 to `TILE / 2` (the default, 256, suits most GPUs; 64 or 128 may suit small ones).
+    pub fn with_workgroup_size(device: &wgpu::Device, workgroup: u32) -> Result<TopKGpu, GpuError> {
+        if !workgroup.is_power_of_two() || !(32..=TILE / 2).contains(&workgroup) {
+            return Err(GpuError::Limits {
+                limit: "workgroup size (a power of two from 32 to 512)",
+                needed: 32,
+                available: workgroup.into(),
+            });
+        }
+        let limits = device.limits();
+        let checks: [(&'static str, u64, u64); 6] = [
+            (
+                "max_compute_workgroup_storage_size",
+                WORKGROUP_BYTES.into(),
+                limits.max_compute_workgroup_storage_size.into(),
+            ),
+            (
+                "max_compute_invocations_per_workgroup",
+                workgroup.into(),
+                limits.max_compute_invocations_per_workgroup.into(),
+            ),
+            (
+                "max_compute_workgroup_size_x",
+                workgroup.into(),
+                limits.max_compute_workgroup_size_x.into(),
+            ),
+            (
+                "max_storage_buffers_per_shader_stage",
+                5,
+                limits.max_storage_buffers_per_shader_stage.into(),
+            ),
+            (
+                "max_uniform_buffers_per_shader_stage",
+                2,
+                limits.max_uniform_buffers_per_shader_stage.into(),
+            ),
+            (
+                "max_dynamic_uniform_buffers_per_pipeline_layout",
+                1,
+                limits.max_dynamic_uniform_buffers_per_pipeline_layout.into(),
+            ),
+        ];
+        for (limit, needed, available) in checks {
+            if available < needed {
+                return Err(GpuError::Limits {
+                    limit,
+                    needed,
+                    available,
+                });
+            }
+        }
+        if u64::from(limits.min_uniform_buffer_offset_alignment) > JOB_SLOT {
+            return Err(GpuError::Limits {
+                limit: "min_uniform_buffer_offset_alignment",
+                needed: JOB_SLOT,
+                available: limits.min_uniform_buffer_offset_alignment.into(),
+            });
+        }
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("topk.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+        });
+        let entry = |binding, ty, dynamic| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: dynamic,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        let storage = |read_only| wgpu::BufferBindingType::Storage { read_only };
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("topk"),
+            entries: &[
+                entry(0, wgpu::BufferBindingType::Uniform, false),
+                entry(1, wgpu::BufferBindingType::Uniform, true),
+                entry(2, storage(true), false),
+                entry(3, storage(false), false),
+                entry(4, storage(false), false),
+                entry(5, storage(false), false),
+                entry(6, storage(false), false),
+            ],
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("topk"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = |entry_point| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry_point),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(entry_point),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("WORKGROUP", f64::from(workgroup))],
+                    // Every workgroup variable is written before it is read.
+                    zero_initialize_workgroup_memory: false,
+                },
+                cache: None,
+            })
+        };
+        let sort_tile = pipeline("sort_tile");
+        let bitonic_step = pipeline("bitonic_step");
+        let write_sorted = pipeline("write_sorted");
+        let radix_histogram = pipeline("radix_histogram");
+        let radix_select = pipeline("radix_select");
+        let radix_compact = pipeline("radix_compact");
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        Ok(TopKGpu {
+            layout,
+            sort_tile,
+            bitonic_step,
+            write_sorted,
+            radix_histogram,
+            radix_select,
+            radix_compact,
+            max_binding: limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size)
+                .min(u32::MAX.into()),
+            max_groups: limits.max_compute_workgroups_per_dimension,
+            workgroup,
+        })
+    }
+
+    /// Records the kernels for `request` into `encoder`; never submits.
+    ///
+    /// `input`, `values` and `indices` are three distinct buffers with `STORAGE` usage, each bound
+    /// whole; the request's layouts address them in elements from their start, and are checked
+    /// against their sizes here. Scratch and parameter buffers are created on `device` and kept alive
+    /// by the command buffer. Sub-word values are written with atomic read-modify-write, so bytes of
+    /// the values buffer outside the view keep their contents. Nothing is recorded on error.
+    pub fn record(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        request: &Request,
+        input: &wgpu::Buffer,
+        values: &wgpu::Buffer,
+        indices: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        let desc = request.desc()?;
+        if request.sequences() == 0 {
+            return Ok(());
+        }
+        if input == values || input == indices || values == indices {
+            return Err(GpuError::Buffer {
+                tensor: if input == values || input == indices {
+                    Tensor::Input
+                } else {
+                    Tensor::Values
+                },
+                problem: "is also bound as another tensor; the three buffers must be distinct",
+            });
+        }
+        let tensors = [
+            (Tensor::Input, input, &request.input, request.dtype.bytes()),
+            (Tensor::Values, values, &request.values, request.dtype.bytes()),
+            (Tensor::Indices, indices, &request.indices, request.index.bytes()),
+        ];
+        for (tensor, buffer, layout, bytes) in tensors {
+            if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
+                return Err(GpuError::Buffer {
+                    tensor,
+                    problem: "lacks STORAGE usage",
+                });
+            }
+            if buffer.size() % 4 != 0 {
+                return Err(GpuError::Buffer {
+                    tensor,
+                    problem: "size is not a multiple of 4 bytes",
+                });
+            }
+            if buffer.size() > self.max_binding {
+                return Err(GpuError::TooLarge {
+                    what: "tensor buffer",
+                    bytes: buffer.size(),
+                    max: self.max_binding,
+                });
+            }
+            layout.check_fits(tensor, (buffer.size() / u64::from(bytes)) as usize)?;
+        }
+        let plan = request.plan(self.workgroup)?;
+        let rows = u64::from(desc.rows);
+        let scratch_bytes = (rows * u64::from(plan.scratch_row) * ENTRY_BYTES).max(ENTRY_BYTES);
+        let counters_bytes = if plan.counters { rows * RADIX_STATE_WORDS * 4 } else { 4 };
+        for bytes in [scratch_bytes, counters_bytes] {
+            if bytes > self.max_binding {
+                return Err(GpuError::TooLarge {
+                    what: "scratch buffer",
+                    bytes,
+                    max: self.max_binding,
+                });
+            }
+        }
+        let mut grids = Vec::with_capacity(plan.steps.len());
+        for step in &plan.steps {
+            grids.push(self.grid(step.groups)?);
+        }
+        let scratch = |label, size| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            })
+        };
+        let entries = scratch("topk scratch", scratch_bytes);
+        // New buffers are zeroed, which is the radix select's initial state.
+        let counters = scratch("topk radix counters", counters_bytes);
+        let desc_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("topk desc"),
+            contents: bytemuck::bytes_of(&desc),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let mut jobs = vec![0u8; plan.steps.len() * JOB_SLOT as usize];
+        for (slot, step) in jobs.chunks_exact_mut(JOB_SLOT as usize).zip(&plan.steps) {
+            slot[..size_of::<Job>()].copy_from_slice(bytemuck::bytes_of(&step.job));
+        }
+        let job_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("topk jobs"),
+            contents: &jobs,
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: buffer.as_entire_binding(),
+            }
+        }
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("topk"),
+            layout: &self.layout,
+            entries: &[
+                whole(0, &desc_buffer),
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &job_buffer,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(size_of::<Job>() as u64),
+                    }),
+                },
+                whole(2, input),
+                whole(3, &entries),
+                whole(4, values),
+                whole(5, indices),
+                whole(6, &counters),
+            ],
+        });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("topk"),
+            timestamp_writes: None,
+        });
+        for (slot, (step, (x, y))) in plan.steps.iter().zip(grids).enumerate() {
+            pass.set_pipeline(match step.kernel {
+                Kernel::SortTile => &self.sort_tile,
+                Kernel::BitonicStep => &self.bitonic_step,
+                Kernel::WriteSorted => &self.write_sorted,
+                Kernel::RadixHistogram => &self.radix_histogram,
+                Kernel::RadixSelect => &self.radix_select,
+                Kernel::RadixCompact => &self.radix_compact,
+            });
+            pass.set_bind_group(0, &bind_group, &[(slot as u64 * JOB_SLOT) as u32]);
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        Ok(())
+    }
+
+    /// A 2D grid of at least `groups` workgroups within the per-dimension limit.
+    fn grid(&self, groups: u32) -> Result<(u32, u32), GpuError> {
+        let max = self.max_groups.max(1);
+        if groups <= max {
+            return Ok((groups, 1));
+        }
+        let y = groups.div_ceil(max);
+        if y > max {
+            return Err(GpuError::TooLarge {
+                what: "dispatch",
+                bytes: groups.into(),
+                max: u64::from(max) * u64::from(max),
+            });
+        }
+        Ok((max, y))
+    }
+
+    /// The whole operation from host memory to host memory, blocking: uploads the input slice and the
+    /// current contents of the output slices, records, submits, waits and copies the outputs back.
+    ///
+    /// Validation is the CPU crate's; on any error nothing has been written to the output slices.
+    #[allow(clippy::too_many_arguments)] // the operator's parameters, as in the CPU crate
+    pub fn run_host<T: Element + Pod, I: Index + Pod, const D: usize>(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        input: View<'_, T, D>,
+        axis: usize,
+        k: usize,
+        direction: Direction,
+        values: HostViewMut<'_, T, D>,
+        indices: HostViewMut<'_, I, D>,
+    ) -> Result<(), GpuError> {
+        let dtype = Dtype::of::<T>().ok_or(GpuError::Unsupported(T::NAME))?;
+        let index = IndexType::of::<I>().ok_or(GpuError::Unsupported(I::NAME))?;
+        let request = Request::new(
+            dtype,
+            index,
+            input.layout(),
+            axis,
+            k,
+            direction,
+            values.layout(),
+            indices.layout(),
+        )?;
+        request.desc()?;
+        if request.sequences() == 0 {
+            return Ok(());
+        }
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let result = self.run_host_inner(device, queue, &request, input.data(), values.data, indices.data);
+        let memory = pollster::block_on(memory.pop());
+        let validation = pollster::block_on(validation.pop());
+        if let Some(e) = memory.or(validation) {
+            return Err(GpuError::Wgpu(e.to_string()));
+        }
+        let (values_bytes, indices_bytes) = result?;
+        // Everything succeeded: only now touch the caller's slices. The read-backs are the uploaded
+        // slices rounded up to whole words, so they are at least as long.
+        let values_out: &mut [u8] = bytemuck::cast_slice_mut(values.data);
+        let len = values_out.len();
+        values_out.copy_from_slice(&values_bytes[..len]);
+        let indices_out: &mut [u8] = bytemuck::cast_slice_mut(indices.data);
+        let len = indices_out.len();
+        indices_out.copy_from_slice(&indices_bytes[..len]);
+        Ok(())
+    }
+
+    fn run_host_inner<T: Pod, I: Pod>(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        request: &Request,
+        input: &[T],
+        values: &[T],
+        indices: &[I],
+    ) -> Result<(Vec<u8>, Vec<u8>), GpuError> {
+        let upload = |label, bytes: &[u8], usage| {
+            let size = words(bytes.len());
+            if size > self.max_binding {
+                return Err(GpuError::TooLarge {
+                    what: label,
+                    bytes: size,
+                    max: self.max_binding,
+                });
+            }
+            let mut padded = bytes.to_vec();
+            padded.resize(size as usize, 0);
+            Ok(device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: &padded,
+                usage,
+            }))
+        };
+        let output = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
+        let input_buffer = upload("input", bytemuck::cast_slice(input), wgpu::BufferUsages::STORAGE)?;
+        let values_buffer = upload("values", bytemuck::cast_slice(values), output)?;
+        let indices_buffer = upload("indices", bytemuck::cast_slice(indices), output)?;
+        let read_back = |buffer: &wgpu::Buffer| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("topk read-back"),
+                size: buffer.size(),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let (values_read, indices_read) = (read_back(&values_buffer), read_back(&indices_buffer));
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("topk") });
+        self.record(
+            device,
+            &mut encoder,
+            request,
+            &input_buffer,
+            &values_buffer,
+            &indices_buffer,
+        )?;
+        encoder.copy_buffer_to_buffer(&values_buffer, 0, &values_read, 0, values_buffer.size());
+        encoder.copy_buffer_to_buffer(&indices_buffer, 0, &indices_read, 0, indices_buffer.size());
+        queue.submit([encoder.finish()]);
+        Ok((read_buffer(device, &values_read)?, read_buffer(device, &indices_read)?))
+    }
+}
+
+/// `bytes` rounded up to whole u32 words, at least one word (a binding may not be empty).
+pub(crate) fn words(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(4).max(1) * 4
+}
+
+/// Maps a `MAP_READ` buffer, waits, and copies its contents out.
+pub(crate) fn read_buffer(device: &wgpu::Device, buffer: &wgpu::Buffer) -> Result<Vec<u8>, GpuError> {
+    let (sender, receiver) = mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |result| {
+        // The receiver outlives the poll below; a send error would only mean it is gone.
+        let _ = sender.send(result);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| GpuError::Poll(e.to_string()))?;
+    match receiver.recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(GpuError::Map(e.to_string())),
+        Err(_) => return Err(GpuError::Map("the map callback never ran".into())),
+    }
+    let bytes = buffer
+        .get_mapped_range(..)
+        .map_err(|e| GpuError::Map(e.to_string()))?
+        .to_vec();
+    buffer.unmap();
+    Ok(bytes)
+}

@@ -1,0 +1,372 @@
+//! A validated request and its plan: the uniform block describing the call, and the dispatches that run
+//! it.
+
+use bytemuck::Zeroable;
+use topk_kernels::{Direction, Error, Layout, MAX_RANK, Tensor};
+
+use crate::dtype::{Dtype, IndexType};
+use crate::error::GpuError;
+use crate::shader::{Desc, Job, Kernel, RADIX_CHUNK, TILE};
+
+/// A tensor's layout padded to rank 8 (leading size-1 dimensions), in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Strided {
+    pub(crate) sizes: [usize; MAX_RANK],
+    pub(crate) strides: [isize; MAX_RANK],
+    pub(crate) offset: usize,
+}
+
+impl Strided {
+    pub(crate) fn of<const D: usize>(layout: &Layout<D>) -> Strided {
+        let mut s = Strided {
+            sizes: [1; MAX_RANK],
+            strides: [0; MAX_RANK],
+            offset: layout.offset(),
+        };
+        s.sizes[MAX_RANK - D..].copy_from_slice(&layout.sizes());
+        s.strides[MAX_RANK - D..].copy_from_slice(&layout.strides());
+        s
+    }
+
+    /// Checks that every address lies in a buffer of `elements` elements.
+    pub(crate) fn check_fits(&self, tensor: Tensor, elements: usize) -> Result<(), Error> {
+        Layout::new(tensor, self.sizes, self.strides, self.offset, elements).map(|_| ())
+    }
+}
+
+/// A validated request, independent of where its tensors live: what [`TopKGpu::record`](crate::TopKGpu::record) runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub(crate) dtype: Dtype,
+    pub(crate) index: IndexType,
+    pub(crate) input: Strided,
+    pub(crate) values: Strided,
+    pub(crate) indices: Strided,
+    /// The axis in the padded rank-8 numbering.
+    pub(crate) axis: usize,
+    pub(crate) k: usize,
+    pub(crate) direction: Direction,
+}
+
+impl Request {
+    /// Validates a request exactly as the CPU crate's `TopK::new` does (SPEC.md §5), given the layouts
+    /// of the three tensors (each validated against its own buffer's length by `Layout::new`).
+    #[allow(clippy::too_many_arguments)] // the operator's parameters, as in the CPU crate
+    pub fn new<const D: usize>(
+        dtype: Dtype,
+        index: IndexType,
+        input: &Layout<D>,
+        axis: usize,
+        k: usize,
+        direction: Direction,
+        values: &Layout<D>,
+        indices: &Layout<D>,
+    ) -> Result<Request, GpuError> {
+        let sizes = input.sizes();
+        let Some(&len) = sizes.get(axis) else {
+            return Err(Error::Axis { axis, rank: D }.into());
+        };
+        if k > len {
+            return Err(Error::K { k, len, axis }.into());
+        }
+        for (tensor, output) in [(Tensor::Values, values), (Tensor::Indices, indices)] {
+            for (dim, (&expected, &actual)) in sizes.iter().zip(&output.sizes()).enumerate() {
+                let expected = if dim == axis { k } else { expected };
+                if actual != expected {
+                    return Err(Error::OutputSize {
+                        tensor,
+                        dim,
+                        expected,
+                        actual,
+                    }
+                    .into());
+                }
+            }
+            output.check_unaliased(tensor)?;
+        }
+        if len > 0 && (len - 1) as u64 > index.max_position() {
+            return Err(Error::IndexType {
+                len,
+                max: index.max_position(),
+            }
+            .into());
+        }
+        Ok(Request {
+            dtype,
+            index,
+            input: Strided::of(input),
+            values: Strided::of(values),
+            indices: Strided::of(indices),
+            axis: axis + MAX_RANK - D,
+            k,
+            direction,
+        })
+    }
+
+    /// The length of each sequence.
+    pub fn sequence_len(&self) -> usize {
+        self.input.sizes[self.axis]
+    }
+
+    /// The number of sequences with work to do (0 when K is 0 or the tensor is empty).
+    pub fn sequences(&self) -> usize {
+        let elements: usize = self.input.sizes.iter().product();
+        if self.k == 0 || elements == 0 {
+            0
+        } else {
+            elements / self.sequence_len()
+        }
+    }
+
+    /// K.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// The value type.
+    pub fn dtype(&self) -> Dtype {
+        self.dtype
+    }
+
+    /// The index type.
+    pub fn index_type(&self) -> IndexType {
+        self.index
+    }
+
+    /// The uniform block describing the call, or an error if it exceeds 32-bit addressing.
+    pub(crate) fn desc(&self) -> Result<Desc, GpuError> {
+        let too_large = |what, bytes: u64| GpuError::TooLarge {
+            what,
+            bytes,
+            max: u32::MAX.into(),
+        };
+        let n = self.sequence_len();
+        let rows = self.sequences();
+        let n32 = u32::try_from(n)
+            .ok()
+            .filter(|&n| n < u32::MAX)
+            .ok_or(too_large("sequence", n as u64))?;
+        let rows32 = u32::try_from(rows).map_err(|_| too_large("sequence count", rows as u64))?;
+        let outputs = (rows as u64).saturating_mul(self.k as u64);
+        if outputs > u32::MAX.into() {
+            return Err(too_large("output", outputs));
+        }
+        let (kind, inf_hi) = self.dtype.kind();
+        // Strides and offsets wrap to 32 bits: every final address is below 2^32 (the buffers are
+        // checked to be), and wrapping arithmetic is exact modulo 2^32.
+        let mut desc = Desc {
+            n: n32,
+            k: self.k as u32,
+            rows: rows32,
+            input_offset: self.input.offset as i32,
+            input_axis: self.input.strides[self.axis] as i32,
+            values_offset: self.values.offset as i32,
+            values_axis: self.values.strides[self.axis] as i32,
+            indices_offset: self.indices.offset as i32,
+            indices_axis: self.indices.strides[self.axis] as i32,
+            elem_bytes: self.dtype.bytes(),
+            kind,
+            inf_hi,
+            flip: u32::from(self.direction == Direction::Decreasing),
+            index_words: self.index.bytes() / 4,
+            ..Desc::zeroed()
+        };
+        let mut rank = 0;
+        for d in 0..MAX_RANK {
+            // Dimensions of size 1 add nothing to an address; leaving them out shortens the shader's loop.
+            if d == self.axis || self.input.sizes[d] == 1 {
+                continue;
+            }
+            let (q, r) = (rank / 4, rank % 4);
+            desc.outer_sizes[q][r] = self.input.sizes[d] as u32;
+            desc.input_outer[q][r] = self.input.strides[d] as i32;
+            desc.values_outer[q][r] = self.values.strides[d] as i32;
+            desc.indices_outer[q][r] = self.indices.strides[d] as i32;
+            rank += 1;
+        }
+        desc.outer_rank = rank as u32;
+        Ok(desc)
+    }
+
+    /// The dispatches of the call and the scratch entries per row they need.
+    pub(crate) fn plan(&self, workgroup: u32) -> Result<Plan, GpuError> {
+        let too_large = |what| GpuError::TooLarge {
+            what,
+            bytes: u64::MAX,
+            max: u32::MAX.into(),
+        };
+        let mul = |a: u32, b: u32| a.checked_mul(b).ok_or(too_large("dispatch"));
+        let n = self.sequence_len() as u32;
+        let k = self.k as u32;
+        let rows = self.sequences() as u32;
+        let mut plan = Plan {
+            steps: Vec::new(),
+            scratch_row: 0,
+            counters: false,
+        };
+        let final_tile = |source, src_stride, valid: u32| Step {
+            kernel: Kernel::SortTile,
+            groups: rows,
+            job: Job {
+                source,
+                sink: 1,
+                width: valid.next_power_of_two().max(2),
+                chunks: 1,
+                src_stride,
+                valid,
+                stage_first: 2,
+                stage_last: valid.next_power_of_two().max(2),
+                ..Job::zeroed()
+            },
+        };
+        if n <= TILE {
+            plan.steps.push(final_tile(0, n, n));
+            return Ok(plan);
+        }
+        let p = n.checked_next_power_of_two().ok_or(too_large("sequence"))?;
+        let q = k.checked_next_power_of_two().ok_or(too_large("K"))?;
+        if k > TILE && q == p {
+            // K close to n: selecting first would not shorten the sort.
+            plan.scratch_row = p;
+            sort_rows(&mut plan, rows, 0, n, p, k, workgroup)?;
+            return Ok(plan);
+        }
+        // Radix select: the K-th key digit by digit, then the position of the last tie taken, then the
+        // K candidates, sorted in one tile or, above TILE, in rows padded to a power of two.
+        let stride = if k <= TILE { k } else { q };
+        plan.counters = true;
+        plan.scratch_row = stride;
+        let chunk = RADIX_CHUNK;
+        let chunks = n.div_ceil(chunk);
+        let histogram_groups = mul(rows, chunks)?;
+        let key_bits = 8 * self.dtype.bytes();
+        let pos_bits = u32::BITS - (n - 1).leading_zeros();
+        for (phase, bits) in [(0, key_bits), (1, pos_bits)] {
+            let mut shift = (bits - 1) / 8 * 8;
+            loop {
+                let job = Job {
+                    chunks,
+                    width: chunk,
+                    phase,
+                    shift,
+                    ..Job::zeroed()
+                };
+                plan.steps.push(Step {
+                    kernel: Kernel::RadixHistogram,
+                    groups: histogram_groups,
+                    job,
+                });
+                plan.steps.push(Step {
+                    kernel: Kernel::RadixSelect,
+                    groups: rows,
+                    job,
+                });
+                if shift == 0 {
+                    break;
+                }
+                shift -= 8;
+            }
+        }
+        plan.steps.push(Step {
+            kernel: Kernel::RadixCompact,
+            groups: mul(rows, n)?.div_ceil(workgroup),
+            job: Job {
+                dst_stride: stride,
+                ..Job::zeroed()
+            },
+        });
+        if k <= TILE {
+            plan.steps.push(final_tile(1, k, k));
+        } else {
+            sort_rows(&mut plan, rows, 1, k, q, k, workgroup)?;
+        }
+        Ok(plan)
+    }
+}
+
+/// Appends a row-wide bitonic sort of `valid` entries per row, padded to `p` (a power of two above
+/// TILE) in the scratch buffer, read from the input (`source` 0) or the scratch buffer (1, rows of `p`),
+/// and the pass writing the first `k` of each row.
+pub(crate) fn sort_rows(
+    plan: &mut Plan,
+    rows: u32,
+    source: u32,
+    valid: u32,
+    p: u32,
+    k: u32,
+    workgroup: u32,
+) -> Result<(), GpuError> {
+    let mul = |a: u32, b: u32| {
+        a.checked_mul(b).ok_or(GpuError::TooLarge {
+            what: "dispatch",
+            bytes: u64::from(a) * u64::from(b),
+            max: u32::MAX.into(),
+        })
+    };
+    let chunks = p / TILE;
+    let tile_groups = mul(rows, chunks)?;
+    let tile = |source, valid, stage_first, stage_last| Step {
+        kernel: Kernel::SortTile,
+        groups: tile_groups,
+        job: Job {
+            source,
+            sink: 0,
+            width: TILE,
+            chunks,
+            src_stride: p,
+            valid,
+            dst_stride: p,
+            stage_first,
+            stage_last,
+            global_dir: 1,
+            ..Job::zeroed()
+        },
+    };
+    // The first pass pads positions at and above `valid` with entries that sort last.
+    plan.steps.push(tile(source, valid, 2, TILE));
+    let mut stage = 2 * TILE;
+    while stage <= p {
+        let mut j = stage / 2;
+        while j >= TILE {
+            plan.steps.push(Step {
+                kernel: Kernel::BitonicStep,
+                groups: mul(rows, p / 2)?.div_ceil(workgroup),
+                job: Job {
+                    dst_stride: p,
+                    j,
+                    stage,
+                    ..Job::zeroed()
+                },
+            });
+            j /= 2;
+        }
+        plan.steps.push(tile(1, p, stage, stage));
+        stage = stage.saturating_mul(2);
+    }
+    plan.steps.push(Step {
+        kernel: Kernel::WriteSorted,
+        groups: mul(rows, k)?.div_ceil(workgroup),
+        job: Job {
+            dst_stride: p,
+            ..Job::zeroed()
+        },
+    });
+    Ok(())
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Step {
+    pub(crate) kernel: Kernel,
+    /// Workgroups to dispatch (laid out in 2D when above the per-dimension limit).
+    pub(crate) groups: u32,
+    pub(crate) job: Job,
+}
+
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub(crate) steps: Vec<Step>,
+    /// Entries per row of the scratch buffer.
+    pub(crate) scratch_row: u32,
+    /// Whether the radix select's per-row counters are used.
+    pub(crate) counters: bool,
+}
