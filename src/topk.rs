@@ -383,8 +383,8 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             }
             let mut done = 0;
             while done < MAX_LANES {
-                // SAFETY: the tile holds `len` rows of MAX_LANES: every done + lane + position · MAX_LANES
-                // with lane < MAX_LANES - done and position < len is below len · MAX_LANES <= its length.
+                // SAFETY: every done + lane + position · MAX_LANES with lane < MAX_LANES - done and
+                // position < len is below len · MAX_LANES, within the tile as len <= TINY (`tiny_rows`).
                 let side = unsafe {
                     Side::new(
                         Sequence::new(&tile, done as isize, MAX_LANES as isize, len),
