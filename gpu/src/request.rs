@@ -195,7 +195,6 @@ impl Request {
             bytes: u64::MAX,
             max: u32::MAX.into(),
         };
-        let mul = |a: u32, b: u32| a.checked_mul(b).ok_or(too_large("dispatch"));
         let n = self.sequence_len() as u32;
         let k = self.k as u32;
         let rows = self.sequences() as u32;
@@ -238,7 +237,7 @@ impl Request {
         plan.scratch_row = stride;
         let chunk = RADIX_CHUNK;
         let chunks = n.div_ceil(chunk);
-        let histogram_groups = mul(rows, chunks)?;
+        let histogram_groups = dispatch_mul(rows, chunks)?;
         let key_bits = 8 * self.dtype.bytes();
         let pos_bits = u32::BITS - (n - 1).leading_zeros();
         for (phase, bits) in [(0, key_bits), (1, pos_bits)] {
@@ -269,7 +268,7 @@ impl Request {
         }
         plan.steps.push(Step {
             kernel: Kernel::RadixCompact,
-            groups: mul(rows, n)?.div_ceil(workgroup),
+            groups: dispatch_mul(rows, n)?.div_ceil(workgroup),
             job: Job {
                 dst_stride: stride,
                 ..Job::zeroed()
@@ -284,6 +283,15 @@ impl Request {
     }
 }
 
+/// `a · b`, a dispatch's count of workgroups or of invocations, or an error where it does not fit 32 bits.
+fn dispatch_mul(a: u32, b: u32) -> Result<u32, GpuError> {
+    a.checked_mul(b).ok_or(GpuError::TooLarge {
+        what: "dispatch",
+        bytes: u64::from(a) * u64::from(b),
+        max: u32::MAX.into(),
+    })
+}
+
 /// Appends a row-wide bitonic sort of `valid` entries per row, padded to `p` (a power of two above
 /// TILE) in the scratch buffer, read from the input (`source` 0) or the scratch buffer (1, rows of `p`),
 /// and the pass writing the first `k` of each row.
@@ -296,15 +304,8 @@ pub(crate) fn sort_rows(
     k: u32,
     workgroup: u32,
 ) -> Result<(), GpuError> {
-    let mul = |a: u32, b: u32| {
-        a.checked_mul(b).ok_or(GpuError::TooLarge {
-            what: "dispatch",
-            bytes: u64::from(a) * u64::from(b),
-            max: u32::MAX.into(),
-        })
-    };
     let chunks = p / TILE;
-    let tile_groups = mul(rows, chunks)?;
+    let tile_groups = dispatch_mul(rows, chunks)?;
     let tile = |source, valid, stage_first, stage_last| Step {
         kernel: Kernel::SortTile,
         groups: tile_groups,
@@ -330,7 +331,7 @@ pub(crate) fn sort_rows(
         while j >= TILE {
             plan.steps.push(Step {
                 kernel: Kernel::BitonicStep,
-                groups: mul(rows, p / 2)?.div_ceil(workgroup),
+                groups: dispatch_mul(rows, p / 2)?.div_ceil(workgroup),
                 job: Job {
                     dst_stride: p,
                     j,
@@ -345,7 +346,7 @@ pub(crate) fn sort_rows(
     }
     plan.steps.push(Step {
         kernel: Kernel::WriteSorted,
-        groups: mul(rows, k)?.div_ceil(workgroup),
+        groups: dispatch_mul(rows, k)?.div_ceil(workgroup),
         job: Job {
             dst_stride: p,
             ..Job::zeroed()
