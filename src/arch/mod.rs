@@ -7,9 +7,10 @@
 //!   lane), written once over [`crate::vector::Vector`];
 //! - `all::portable`: `generic` on the `wide` crate's `u32x8` and `u64x4`, for every target;
 //! - `x86_64::{avx2, avx512}`, `aarch64::neon`: `generic` on each ISA's registers, behind a capability
-//!   token (`cpu.rs`). Every SIMD arm of the `cfg`s choosing what is compiled says `not(miri)`.
+//!   token (`cpu.rs`), each made an engine by the one `generic::engine::simd_engine!`. Every SIMD arm of
+//!   the `cfg`s choosing what is compiled says `not(miri)`.
 //!
-//! `impl Engine` here dispatches a resolved [`Engine`] to its code, and `engines_compiled_here!` compiles
+//! `impl Engine` here dispatches a resolved [`Engine`] to its code (`by_engine!`), and `engines_compiled_here!` compiles
 //! that dispatch once for every element type (see [`Engines`]).
 
 pub(crate) mod all;
@@ -31,6 +32,24 @@ use crate::sequence::{Sequence, Side};
 /// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted in
 /// vector slots).
 pub(crate) const SIDE_MAX_K: usize = generic::SMALL_K;
+
+/// `match $engine`: `$scalar` on the scalar engine, `$portable` on the portable one, and `$simd` on each
+/// SIMD engine compiled here, with `$token` its capability token (each token has the same methods,
+/// from [`generic::engine::simd_engine!`]).
+macro_rules! by_engine {
+    ($engine:expr, scalar => $scalar:expr, portable => $portable:expr, $token:ident => $simd:expr $(,)?) => {
+        match $engine {
+            Engine::Scalar => $scalar,
+            Engine::Portable => $portable,
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx2($token) => $simd,
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+            Engine::Avx512($token) => $simd,
+            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
+            Engine::Neon($token) => $simd,
+        }
+    };
+}
 
 impl Engine {
     /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
@@ -67,81 +86,66 @@ impl Engine {
             // Counting: no comparisons to vectorise, so one algorithm serves every engine.
             return crate::histogram::select(seq, k, flip, buffer, emit);
         }
-        match self {
-            Engine::Scalar => scalar::select(seq, k, flip, buffer, emit),
-            Engine::Portable => all::portable::select(seq, k, flip, buffer, emit),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx2(token) => token.select(seq, k, flip, buffer, emit),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx512(token) => token.select(seq, k, flip, buffer, emit),
-            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Engine::Neon(token) => token.select(seq, k, flip, buffer, emit),
-        }
+        by_engine!(self,
+            scalar => scalar::select(seq, k, flip, buffer, emit),
+            portable => all::portable::select(seq, k, flip, buffer, emit),
+            token => token.select(seq, k, flip, buffer, emit),
+        )
     }
 
     /// Runs the sorting network on this engine's 64-bit lanes (`None` for the scalar engine, which has
     /// none): the first `k` of `entries` become the smallest, in order.
     #[cfg(test)]
     pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) -> Option<()> {
-        match self {
-            Engine::Scalar => return None,
-            Engine::Portable => generic::network::sort::<all::portable::U64x4>(entries, k),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx2(token) => token.network_sort(entries, k),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx512(token) => token.network_sort(entries, k),
-            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Engine::Neon(token) => token.network_sort(entries, k),
-        }
-        Some(())
+        by_engine!(self,
+            scalar => None,
+            portable => {
+                generic::network::sort::<all::portable::U64x4>(entries, k);
+                Some(())
+            },
+            token => {
+                token.network_sort(entries, k);
+                Some(())
+            }
+        )
     }
 
     /// Runs the vectorised selection on this engine's 64-bit lanes (`None` for the scalar engine): the
     /// first `k` of `words` become the smallest, the `k`-th at `k - 1`.
     #[cfg(test)]
     pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> Option<bool> {
-        Some(match self {
-            Engine::Scalar => return None,
-            Engine::Portable => generic::partition::select::<all::portable::U64x4>(words, k),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx2(token) => token.partition_select(words, k),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx512(token) => token.partition_select(words, k),
-            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Engine::Neon(token) => token.partition_select(words, k),
-        })
+        by_engine!(self,
+            scalar => None,
+            portable => Some(generic::partition::select::<all::portable::U64x4>(words, k)),
+            token => Some(token.partition_select(words, k)),
+        )
     }
 
     /// Runs the vectorised quicksort on this engine's 64-bit lanes (`None` for the scalar engine): the
     /// first `k` of `words` become the smallest, in order.
     #[cfg(test)]
     pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) -> Option<()> {
-        match self {
-            Engine::Scalar => return None,
-            Engine::Portable => generic::partition::sort::<all::portable::U64x4>(words, k),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx2(token) => token.partition_sort(words, k),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx512(token) => token.partition_sort(words, k),
-            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Engine::Neon(token) => token.partition_sort(words, k),
-        }
-        Some(())
+        by_engine!(self,
+            scalar => None,
+            portable => {
+                generic::partition::sort::<all::portable::U64x4>(words, k);
+                Some(())
+            },
+            token => {
+                token.partition_sort(words, k);
+                Some(())
+            }
+        )
     }
 
     /// `Vector::partition_lanes` on this engine's 64-bit lanes, if `words` is one vector's worth.
     #[cfg(test)]
     pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; crate::vector::MAX_LANES]> {
-        match self {
-            Engine::Scalar => None,
-            Engine::Portable => generic::partition::partition_lanes::<all::portable::U64x4>(words, bits),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx2(token) => token.partition_lanes(words, bits),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx512(token) => token.partition_lanes(words, bits),
-            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Engine::Neon(token) => token.partition_lanes(words, bits),
-        }
+        by_engine!(self,
+            scalar => None,
+            portable => generic::partition::partition_lanes::<all::portable::U64x4>(words, bits),
+            token => token.partition_lanes(words, bits),
+        )
     }
 
     /// Whether [`select_side`](Self::select_side) can ever take sequences (the SIMD engines).
@@ -173,16 +177,11 @@ impl Engine {
         flip: u64,
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
-        match self {
-            Engine::Scalar => 0,
-            Engine::Portable => all::portable::select_side::<T>(side, k, flip, emit),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx2(token) => token.select_side::<T>(side, k, flip, emit),
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
-            Engine::Avx512(token) => token.select_side::<T>(side, k, flip, emit),
-            #[cfg(all(target_arch = "aarch64", target_feature = "neon", not(miri)))]
-            Engine::Neon(token) => token.select_side::<T>(side, k, flip, emit),
-        }
+        by_engine!(self,
+            scalar => 0,
+            portable => all::portable::select_side::<T>(side, k, flip, emit),
+            token => token.select_side::<T>(side, k, flip, emit),
+        )
     }
 }
 

@@ -4,96 +4,20 @@
 use core::arch::aarch64::*;
 
 use crate::arch::generic;
-#[cfg(test)]
-use crate::arch::generic::{network, partition};
 use crate::candidates::CoreSort;
 use crate::cpu::Neon;
-use crate::element::Element;
-use crate::entry::{Emit, Entry};
-use crate::sequence::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
-impl Neon {
-    /// Selects through the generic filter on NEON lanes. Same contract as `arch::scalar::select`.
-    pub(crate) fn select<T: Element, E: Entry>(
-        self,
-        seq: &Sequence<'_, T>,
-        k: usize,
-        flip: u64,
-        buffer: &mut [E],
-        emit: &mut Emit<'_>,
-    ) {
-        // SAFETY: the token exists, so the target has NEON.
-        unsafe { select(seq, k, flip, buffer, emit) }
-    }
-
-    /// The sorting network on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
-        // SAFETY: the token exists, so the CPU has NEON.
-        unsafe { network_sort(entries, k) }
-    }
-
-    /// The vectorised selection on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
-        // SAFETY: the token exists, so the CPU has NEON.
-        unsafe { partition_select(words, k) }
-    }
-
-    /// The vectorised quicksort on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
-        // SAFETY: the token exists, so the CPU has NEON.
-        unsafe { partition_sort(words, k) }
-    }
-
-    /// `Vector::partition_lanes` on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
-        // SAFETY: the token exists, so the CPU has NEON.
-        unsafe { partition_lanes(words, bits) }
-    }
-
-    /// Neighbouring sequences side by side on NEON lanes. Same contract as `Engine::select_side`.
-    pub(crate) fn select_side<T: Element>(
-        self,
-        side: &Side<'_, T>,
-        k: usize,
-        flip: u64,
-        emit: &mut dyn FnMut(usize, usize, usize),
-    ) -> usize {
-        // SAFETY: the token exists, so the CPU has NEON.
-        unsafe { select_side::<T>(side, k, flip, emit) }
-    }
+// Candidates are ordered by `core`'s sort: the network lost to it on two 64-bit lanes without an
+// unsigned 64-bit minimum (see `sorter::Network`).
+generic::engine::simd_engine! {
+    token: Neon,
+    features: "neon",
+    lanes: U32x4, U64x2,
+    sorter: CoreSort,
 }
 
-/// # Safety
-/// The CPU has NEON.
-#[target_feature(enable = "neon")]
-unsafe fn select_side<T: Element>(
-    side: &Side<'_, T>,
-    k: usize,
-    flip: u64,
-    emit: &mut dyn FnMut(usize, usize, usize),
-) -> usize {
-    generic::select_side::<U32x4, U64x2, T>(side, k, flip, emit)
-}
-
-/// # Safety
-/// The CPU has NEON.
-#[target_feature(enable = "neon")]
-unsafe fn select<T: Element, E: Entry>(
-    seq: &Sequence<'_, T>,
-    k: usize,
-    flip: u64,
-    buffer: &mut [E],
-    emit: &mut Emit<'_>,
-) {
-    generic::select::<U32x4, U64x2, CoreSort, T, E>(seq, k, flip, buffer, emit);
-}
-
-// The vectors below are only created inside `select` and `select_side` above, which run only where NEON is
+// The vectors below are only created inside the engine's functions above, which run only where NEON is
 // present (the token's invariant): that is the precondition every intrinsic call below relies on.
 
 #[derive(Clone, Copy)]
@@ -227,48 +151,6 @@ impl Vector for U32x4 {
         }
         out
     }
-}
-
-/// The sorting network on NEON lanes, for its tests: candidates are ordered by `core`'s sort on this
-/// engine, which beat the network on two 64-bit lanes without an unsigned 64-bit minimum (see
-/// `sorter::Network`).
-///
-/// # Safety
-/// The CPU has NEON.
-#[cfg(test)]
-#[target_feature(enable = "neon")]
-unsafe fn network_sort(entries: &mut [u64], k: usize) {
-    network::sort::<U64x2>(entries, k);
-}
-
-/// The vectorised selection on NEON lanes, for its tests.
-///
-/// # Safety
-/// The CPU has NEON.
-#[cfg(test)]
-#[inline(never)]
-#[target_feature(enable = "neon")]
-unsafe fn partition_select(words: &mut [u64], k: usize) -> bool {
-    partition::select::<U64x2>(words, k)
-}
-
-/// The vectorised quicksort on NEON lanes, for its tests.
-///
-/// # Safety
-/// The CPU has NEON.
-#[cfg(test)]
-#[inline(never)]
-#[target_feature(enable = "neon")]
-unsafe fn partition_sort(words: &mut [u64], k: usize) {
-    partition::sort::<U64x2>(words, k);
-}
-
-/// # Safety
-/// The CPU has NEON.
-#[cfg(test)]
-#[target_feature(enable = "neon")]
-unsafe fn partition_lanes(words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
-    partition::partition_lanes::<U64x2>(words, bits)
 }
 
 #[derive(Clone, Copy)]

@@ -64,6 +64,8 @@ pub(crate) mod partition;
 )]
 pub(crate) mod sorter;
 
+pub(crate) mod engine;
+
 mod bound;
 mod filter;
 mod lanes;

@@ -5,96 +5,20 @@
 use core::arch::x86_64::*;
 
 use crate::arch::generic;
-#[cfg(test)]
-use crate::arch::generic::{network, partition};
 use crate::candidates::CoreSort;
 use crate::cpu::Avx2;
-use crate::element::Element;
-use crate::entry::{Emit, Entry};
-use crate::sequence::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
-impl Avx2 {
-    /// Selects through the generic filter on AVX2 lanes. Same contract as `arch::scalar::select`.
-    pub(crate) fn select<T: Element, E: Entry>(
-        self,
-        seq: &Sequence<'_, T>,
-        k: usize,
-        flip: u64,
-        buffer: &mut [E],
-        emit: &mut Emit<'_>,
-    ) {
-        // SAFETY: the token exists, so the CPU has AVX2, F16C and POPCNT.
-        unsafe { select(seq, k, flip, buffer, emit) }
-    }
-
-    /// The sorting network on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
-        // SAFETY: the token exists, so the CPU has AVX2.
-        unsafe { network_sort(entries, k) }
-    }
-
-    /// The vectorised selection on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
-        // SAFETY: the token exists, so the CPU has AVX2 and POPCNT.
-        unsafe { partition_select(words, k) }
-    }
-
-    /// The vectorised quicksort on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
-        // SAFETY: the token exists, so the CPU has AVX2 and POPCNT.
-        unsafe { partition_sort(words, k) }
-    }
-
-    /// `Vector::partition_lanes` on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
-        // SAFETY: the token exists, so the CPU has AVX2.
-        unsafe { partition_lanes(words, bits) }
-    }
-
-    /// Neighbouring sequences side by side on AVX2 lanes. Same contract as `Engine::select_side`.
-    pub(crate) fn select_side<T: Element>(
-        self,
-        side: &Side<'_, T>,
-        k: usize,
-        flip: u64,
-        emit: &mut dyn FnMut(usize, usize, usize),
-    ) -> usize {
-        // SAFETY: the token exists, so the CPU has AVX2, F16C and POPCNT.
-        unsafe { select_side::<T>(side, k, flip, emit) }
-    }
+// Candidates are ordered by `core`'s sort: the network and the partition lost to it on four 64-bit
+// lanes without an unsigned 64-bit minimum (see `sorter::Network`).
+generic::engine::simd_engine! {
+    token: Avx2,
+    features: "avx2,f16c,popcnt",
+    lanes: U32x8, U64x4,
+    sorter: CoreSort,
 }
 
-/// # Safety
-/// The CPU has AVX2, F16C and POPCNT.
-#[target_feature(enable = "avx2,f16c,popcnt")]
-unsafe fn select_side<T: Element>(
-    side: &Side<'_, T>,
-    k: usize,
-    flip: u64,
-    emit: &mut dyn FnMut(usize, usize, usize),
-) -> usize {
-    generic::select_side::<U32x8, U64x4, T>(side, k, flip, emit)
-}
-
-/// # Safety
-/// The CPU has AVX2, F16C and POPCNT.
-#[target_feature(enable = "avx2,f16c,popcnt")]
-unsafe fn select<T: Element, E: Entry>(
-    seq: &Sequence<'_, T>,
-    k: usize,
-    flip: u64,
-    buffer: &mut [E],
-    emit: &mut Emit<'_>,
-) {
-    generic::select::<U32x8, U64x4, CoreSort, T, E>(seq, k, flip, buffer, emit);
-}
-
-// The vectors below are only created inside `select` and `select_side` above, which run only on a CPU with
+// The vectors below are only created inside the engine's functions above, which run only on a CPU with
 // AVX2 and F16C (the token's invariant): that is the precondition every intrinsic call below relies on.
 
 #[derive(Clone, Copy)]
@@ -240,48 +164,6 @@ impl Vector for U32x8 {
         }
         out
     }
-}
-
-/// The sorting network on AVX2 lanes, for its tests: candidates are ordered by `core`'s sort on this
-/// engine, which beat the network on four 64-bit lanes without an unsigned 64-bit minimum (see
-/// `sorter::Network`).
-///
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(test)]
-#[target_feature(enable = "avx2")]
-unsafe fn network_sort(entries: &mut [u64], k: usize) {
-    network::sort::<U64x4>(entries, k);
-}
-
-/// The vectorised selection on AVX2 lanes, for its tests.
-///
-/// # Safety
-/// The CPU has AVX2 and POPCNT.
-#[cfg(test)]
-#[inline(never)]
-#[target_feature(enable = "avx2,popcnt")]
-unsafe fn partition_select(words: &mut [u64], k: usize) -> bool {
-    partition::select::<U64x4>(words, k)
-}
-
-/// The vectorised quicksort on AVX2 lanes, for its tests.
-///
-/// # Safety
-/// The CPU has AVX2 and POPCNT.
-#[cfg(test)]
-#[inline(never)]
-#[target_feature(enable = "avx2,popcnt")]
-unsafe fn partition_sort(words: &mut [u64], k: usize) {
-    partition::sort::<U64x4>(words, k);
-}
-
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(test)]
-#[target_feature(enable = "avx2")]
-unsafe fn partition_lanes(words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
-    partition::partition_lanes::<U64x4>(words, bits)
 }
 
 /// For each 4-bit mask, the `vpermd` indices that put the 64-bit lanes whose bit is set first, then the

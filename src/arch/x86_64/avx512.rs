@@ -13,89 +13,16 @@ use crate::arch::generic::network;
 use crate::arch::generic::partition;
 use crate::arch::generic::sorter::{Network, SortPacked};
 use crate::cpu::Avx512;
-use crate::element::Element;
-use crate::entry::{Emit, Entry};
-use crate::sequence::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
-impl Avx512 {
-    /// Selects through the generic filter on AVX-512 lanes. Same contract as `arch::scalar::select`.
-    pub(crate) fn select<T: Element, E: Entry>(
-        self,
-        seq: &Sequence<'_, T>,
-        k: usize,
-        flip: u64,
-        buffer: &mut [E],
-        emit: &mut Emit<'_>,
-    ) {
-        // SAFETY: the token exists, so the CPU has AVX-512F, AVX-512BW and POPCNT.
-        unsafe { select(seq, k, flip, buffer, emit) }
-    }
-
-    /// The sorting network on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
-        <U64x8 as SortPacked>::sort_packed(entries, k);
-    }
-
-    /// The vectorised selection on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
-        <U64x8 as SortPacked>::select_packed(words, k)
-    }
-
-    /// The vectorised quicksort on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
-        <U64x8 as SortPacked>::quicksort_packed(words, k);
-    }
-
-    /// `Vector::partition_lanes` on these lanes (tests reach it through `Engine`).
-    #[cfg(test)]
-    pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
-        // SAFETY: the token exists, so the CPU has AVX-512F.
-        unsafe { partition_lanes(words, bits) }
-    }
-
-    /// Neighbouring sequences side by side on AVX-512F lanes. Same contract as `Engine::select_side`.
-    pub(crate) fn select_side<T: Element>(
-        self,
-        side: &Side<'_, T>,
-        k: usize,
-        flip: u64,
-        emit: &mut dyn FnMut(usize, usize, usize),
-    ) -> usize {
-        // SAFETY: the token exists, so the CPU has AVX-512F, AVX-512BW and POPCNT.
-        unsafe { select_side::<T>(side, k, flip, emit) }
-    }
+generic::engine::simd_engine! {
+    token: Avx512,
+    features: "avx512f,avx512bw,popcnt",
+    lanes: U32x16, U64x8,
+    sorter: Network<U64x8>,
 }
 
-/// # Safety
-/// The CPU has AVX-512F, AVX-512BW and POPCNT.
-#[target_feature(enable = "avx512f,avx512bw,popcnt")]
-unsafe fn select_side<T: Element>(
-    side: &Side<'_, T>,
-    k: usize,
-    flip: u64,
-    emit: &mut dyn FnMut(usize, usize, usize),
-) -> usize {
-    generic::select_side::<U32x16, U64x8, T>(side, k, flip, emit)
-}
-
-/// # Safety
-/// The CPU has AVX-512F, AVX-512BW and POPCNT.
-#[target_feature(enable = "avx512f,avx512bw,popcnt")]
-unsafe fn select<T: Element, E: Entry>(
-    seq: &Sequence<'_, T>,
-    k: usize,
-    flip: u64,
-    buffer: &mut [E],
-    emit: &mut Emit<'_>,
-) {
-    generic::select::<U32x16, U64x8, Network<U64x8>, T, E>(seq, k, flip, buffer, emit);
-}
-
-// The vectors below are only created inside `select` and `select_side` above, which run only on a CPU with
+// The vectors below are only created inside the engine's functions above, which run only on a CPU with
 // AVX-512F and AVX-512BW (the token's invariant): that is the precondition every intrinsic call below
 // relies on.
 
@@ -296,14 +223,6 @@ unsafe fn quicksort_packed(words: &mut [u64], k: usize) {
 #[target_feature(enable = "avx512f,popcnt")]
 unsafe fn select_packed(words: &mut [u64], k: usize) -> bool {
     partition::select::<U64x8>(words, k)
-}
-
-/// # Safety
-/// The CPU has AVX-512F.
-#[cfg(test)]
-#[target_feature(enable = "avx512f")]
-unsafe fn partition_lanes(words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
-    partition::partition_lanes::<U64x8>(words, bits)
 }
 
 /// The sorting network on AVX-512F lanes, compiled once.

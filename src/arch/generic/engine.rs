@@ -1,0 +1,144 @@
+//! [`simd_engine!`]: what makes an ISA's vectors an engine, written once for every ISA.
+
+/// The entry points of a SIMD engine: the methods of its capability token (`cpu.rs`), each calling a
+/// `generic` algorithm on the ISA's vectors from inside a `#[target_feature]` function, so that the
+/// intrinsics the algorithm inlines are compiled for the ISA.
+///
+/// ```text
+/// simd_engine! {
+///     token: Avx512,                           // only cpu.rs makes one, after checking the features
+///     features: "avx512f,avx512bw,popcnt",     // exactly what the token's constructor checks
+///     lanes: U32x16, U64x8,                    // 8/16/32-bit elements, 64-bit elements
+///     sorter: Network<U64x8>,                  // how candidates are ordered (see `sorter`)
+/// }
+/// ```
+/// Expands, in the invoking module, to the token's `select` and `select_side` (the engine), to its
+/// `network_sort`, `partition_select`, `partition_sort` and `partition_lanes` in test builds (`Engine`
+/// reaches them for the tests), and to one `unsafe` function with the ISA's features behind each.
+macro_rules! simd_engine {
+    (
+        token: $token:ty,
+        features: $features:literal,
+        lanes: $v32:ty, $v64:ty,
+        sorter: $sorter:ty $(,)?
+    ) => {
+        impl $token {
+            /// Selects through the generic filter on this ISA's lanes. Same contract as
+            /// `arch::scalar::select`.
+            pub(crate) fn select<T: $crate::element::Element, E: $crate::entry::Entry>(
+                self,
+                seq: &$crate::sequence::Sequence<'_, T>,
+                k: usize,
+                flip: u64,
+                buffer: &mut [E],
+                emit: &mut $crate::entry::Emit<'_>,
+            ) {
+                // SAFETY: the token exists, so the CPU has the features `engine_select` is compiled
+                // with (the token's constructor checks them).
+                unsafe { engine_select(seq, k, flip, buffer, emit) }
+            }
+
+            /// Neighbouring sequences side by side on this ISA's lanes. Same contract as
+            /// `Engine::select_side`.
+            pub(crate) fn select_side<T: $crate::element::Element>(
+                self,
+                side: &$crate::sequence::Side<'_, T>,
+                k: usize,
+                flip: u64,
+                emit: &mut dyn FnMut(usize, usize, usize),
+            ) -> usize {
+                // SAFETY: as in `select`.
+                unsafe { engine_select_side(side, k, flip, emit) }
+            }
+
+            /// The sorting network on these lanes (tests reach it through `Engine`).
+            #[cfg(test)]
+            pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
+                // SAFETY: as in `select`.
+                unsafe { engine_network_sort(entries, k) }
+            }
+
+            /// The vectorised selection on these lanes (tests reach it through `Engine`).
+            #[cfg(test)]
+            pub(crate) fn partition_select(self, words: &mut [u64], k: usize) -> bool {
+                // SAFETY: as in `select`.
+                unsafe { engine_partition_select(words, k) }
+            }
+
+            /// The vectorised quicksort on these lanes (tests reach it through `Engine`).
+            #[cfg(test)]
+            pub(crate) fn partition_sort(self, words: &mut [u64], k: usize) {
+                // SAFETY: as in `select`.
+                unsafe { engine_partition_sort(words, k) }
+            }
+
+            /// `Vector::partition_lanes` on these lanes (tests reach it through `Engine`).
+            #[cfg(test)]
+            pub(crate) fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; $crate::vector::MAX_LANES]> {
+                // SAFETY: as in `select`.
+                unsafe { engine_partition_lanes(words, bits) }
+            }
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[target_feature(enable = $features)]
+        unsafe fn engine_select<T: $crate::element::Element, E: $crate::entry::Entry>(
+            seq: &$crate::sequence::Sequence<'_, T>,
+            k: usize,
+            flip: u64,
+            buffer: &mut [E],
+            emit: &mut $crate::entry::Emit<'_>,
+        ) {
+            $crate::arch::generic::select::<$v32, $v64, $sorter, T, E>(seq, k, flip, buffer, emit);
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[target_feature(enable = $features)]
+        unsafe fn engine_select_side<T: $crate::element::Element>(
+            side: &$crate::sequence::Side<'_, T>,
+            k: usize,
+            flip: u64,
+            emit: &mut dyn FnMut(usize, usize, usize),
+        ) -> usize {
+            $crate::arch::generic::select_side::<$v32, $v64, T>(side, k, flip, emit)
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[cfg(test)]
+        #[target_feature(enable = $features)]
+        unsafe fn engine_network_sort(entries: &mut [u64], k: usize) {
+            $crate::arch::generic::network::sort::<$v64>(entries, k);
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[cfg(test)]
+        #[inline(never)]
+        #[target_feature(enable = $features)]
+        unsafe fn engine_partition_select(words: &mut [u64], k: usize) -> bool {
+            $crate::arch::generic::partition::select::<$v64>(words, k)
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[cfg(test)]
+        #[inline(never)]
+        #[target_feature(enable = $features)]
+        unsafe fn engine_partition_sort(words: &mut [u64], k: usize) {
+            $crate::arch::generic::partition::sort::<$v64>(words, k);
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[cfg(test)]
+        #[target_feature(enable = $features)]
+        unsafe fn engine_partition_lanes(words: &[u64], bits: u64) -> Option<[u64; $crate::vector::MAX_LANES]> {
+            $crate::arch::generic::partition::partition_lanes::<$v64>(words, bits)
+        }
+    };
+}
+
+pub(crate) use simd_engine;
