@@ -2,7 +2,7 @@
 //! it.
 
 use bytemuck::Zeroable;
-use topk_kernels::{Direction, Error, Layout, MAX_RANK, Tensor};
+use topk_kernels::{Direction, Error, Layout, MAX_RANK, Tensor, check_request};
 
 use crate::dtype::{Dtype, IndexType};
 use crate::error::GpuError;
@@ -49,8 +49,9 @@ pub struct Request {
 }
 
 impl Request {
-    /// Validates a request exactly as the CPU crate's `TopK::new` does (SPEC.md §5), given the layouts
-    /// of the three tensors (each validated against its own buffer's length by `Layout::new`).
+    /// Validates a request with the CPU crate's own checks ([`check_request`], SPEC.md §5), given the
+    /// layouts of the three tensors (each validated against its own buffer's length by `Layout::new`),
+    /// and that neither output aliases itself.
     #[allow(clippy::too_many_arguments)] // the operator's parameters, as in the CPU crate
     pub fn new<const D: usize>(
         dtype: Dtype,
@@ -62,35 +63,9 @@ impl Request {
         values: &Layout<D>,
         indices: &Layout<D>,
     ) -> Result<Request, GpuError> {
-        let sizes = input.sizes();
-        let Some(&len) = sizes.get(axis) else {
-            return Err(Error::Axis { axis, rank: D }.into());
-        };
-        if k > len {
-            return Err(Error::K { k, len, axis }.into());
-        }
-        for (tensor, output) in [(Tensor::Values, values), (Tensor::Indices, indices)] {
-            for (dim, (&expected, &actual)) in sizes.iter().zip(&output.sizes()).enumerate() {
-                let expected = if dim == axis { k } else { expected };
-                if actual != expected {
-                    return Err(Error::OutputSize {
-                        tensor,
-                        dim,
-                        expected,
-                        actual,
-                    }
-                    .into());
-                }
-            }
-            output.check_unaliased(tensor)?;
-        }
-        if len > 0 && (len - 1) as u64 > index.max_position() {
-            return Err(Error::IndexType {
-                len,
-                max: index.max_position(),
-            }
-            .into());
-        }
+        check_request(input, axis, k, values, indices, index.max_position())?;
+        values.check_unaliased(Tensor::Values)?;
+        indices.check_unaliased(Tensor::Indices)?;
         Ok(Request {
             dtype,
             index,
