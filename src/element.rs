@@ -11,6 +11,8 @@
 
 use half::{bf16, f16};
 
+use crate::data_type::DataType;
+
 mod sealed {
     use crate::backend::Engine;
     use crate::entry::Emit;
@@ -89,8 +91,10 @@ pub trait Key: Copy + Ord + Send + Sync + 'static + sealed::Sealed {
 pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed + sealed::Engines {
     /// The unsigned key whose natural order is this type's order (SPEC.md §2).
     type Key: Key;
-    /// A short lowercase name: `f32`, `bf16`, `u8`, ...
-    const NAME: &'static str;
+    /// The type's name at run time.
+    const DATA_TYPE: DataType;
+    /// A short lowercase name: `f32`, `bf16`, `u8`, ... (its `DATA_TYPE`'s name).
+    const NAME: &'static str = Self::DATA_TYPE.name();
     /// Zero (all bits clear), to fill buffers with.
     const ZERO: Self;
     /// The key of a value.
@@ -114,10 +118,10 @@ macro_rules! keys {
 keys!(u8, u16, u32, u64);
 
 macro_rules! unsigned_elements {
-    ($($t:ident),*) => {$(
+    ($($t:ident: $d:ident),*) => {$(
         impl Element for $t {
             type Key = $t;
-            const NAME: &'static str = stringify!($t);
+            const DATA_TYPE: DataType = DataType::$d;
             const ZERO: $t = 0;
             #[inline(always)]
             fn key(self) -> $t {
@@ -126,16 +130,16 @@ macro_rules! unsigned_elements {
         }
     )*};
 }
-unsigned_elements!(u8, u16, u32, u64);
+unsigned_elements!(u8: U8, u16: U16, u32: U32, u64: U64);
 
 macro_rules! signed_elements {
-    ($($t:ident => $k:ident),*) => {$(
+    ($($t:ident: $d:ident => $k:ident),*) => {$(
         impl sealed::Sealed for $t {
             const KEY_FORM: u8 = SIGNED_KEY;
         }
         impl Element for $t {
             type Key = $k;
-            const NAME: &'static str = stringify!($t);
+            const DATA_TYPE: DataType = DataType::$d;
             const ZERO: $t = 0;
             #[inline(always)]
             fn key(self) -> $k {
@@ -144,16 +148,16 @@ macro_rules! signed_elements {
         }
     )*};
 }
-signed_elements!(i8 => u8, i16 => u16, i32 => u32, i64 => u64);
+signed_elements!(i8: I8 => u8, i16: I16 => u16, i32: I32 => u32, i64: I64 => u64);
 
 macro_rules! float_elements {
-    ($($t:ident => $k:ident, $infinity:expr, $to_bits:expr, $zero:expr;)*) => {$(
+    ($($t:ident: $d:ident => $k:ident, $infinity:expr, $to_bits:expr, $zero:expr;)*) => {$(
         impl sealed::Sealed for $t {
             const KEY_FORM: u8 = FLOAT_KEY;
         }
         impl Element for $t {
             type Key = $k;
-            const NAME: &'static str = stringify!($t);
+            const DATA_TYPE: DataType = DataType::$d;
             const ZERO: $t = $zero;
             #[inline(always)]
             fn key(self) -> $k {
@@ -171,10 +175,10 @@ macro_rules! float_elements {
     )*};
 }
 float_elements! {
-    f32 => u32, 0x7F80_0000, f32::to_bits, 0.0;
-    f64 => u64, 0x7FF0_0000_0000_0000, f64::to_bits, 0.0;
-    f16 => u16, 0x7C00, f16::to_bits, f16::ZERO;
-    bf16 => u16, 0x7F80, bf16::to_bits, bf16::ZERO;
+    f32: F32 => u32, 0x7F80_0000, f32::to_bits, 0.0;
+    f64: F64 => u64, 0x7FF0_0000_0000_0000, f64::to_bits, 0.0;
+    f16: F16 => u16, 0x7C00, f16::to_bits, f16::ZERO;
+    bf16: Bf16 => u16, 0x7F80, bf16::to_bits, bf16::ZERO;
 }
 
 /// Which elements come first (SPEC.md §1). Ties go to the lower position in both directions.

@@ -63,6 +63,7 @@ mod arch;
 mod backend;
 mod candidates;
 mod cpu;
+mod data_type;
 mod element;
 mod entry;
 mod error;
@@ -78,6 +79,7 @@ mod view;
 
 pub use accumulator::{Accumulator, Slot};
 pub use backend::Backend;
+pub use data_type::{DataType, IndexType};
 pub use element::{Direction, Element, Key};
 pub use error::{Error, Tensor};
 pub use half::{bf16, f16};

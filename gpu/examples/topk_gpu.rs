@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use bytemuck::Pod;
 use topk_kernels::{Direction, Element, Index, Layout, MAX_RANK, Tensor, View, ViewMut, f16, padded_axis};
-use topk_kernels_gpu::{Dtype, Gpu, GpuError, HostViewMut, IndexType, Request, TopKGpu};
+use topk_kernels_gpu::{DataType, Gpu, GpuError, HostViewMut, IndexType, Request, TopKGpu};
 
 // The kernel CLI's .npy reader and writer and its dtype dispatch (`examples/topk/`), shared rather than
 // written twice; `topk_gpu` uses only part of them.
@@ -169,12 +169,7 @@ impl Job<'_> {
         T: Element + Pod + npyz::Deserialize + npyz::AutoSerialize,
     {
         let data: Vec<T> = npy.elements()?;
-        match self.index {
-            IndexType::U32 => self.select::<T, u32>(&data),
-            IndexType::U64 => self.select::<T, u64>(&data),
-            IndexType::I32 => self.select::<T, i32>(&data),
-            IndexType::I64 => self.select::<T, i64>(&data),
-        }
+        topk_kernels::with_index_type!(self.index, I => self.select::<T, I>(&data))
     }
 
     fn select<T, I>(&self, data: &[T]) -> Result<(), String>
@@ -273,13 +268,13 @@ fn bench(args: &[String]) -> Result<(), String> {
         repeats: repeats.max(1),
         json: flags.contains_key("json"),
     };
-    match Dtype::from_name(dtype) {
-        Some(Dtype::F32) => bench.run::<f32>(),
-        Some(Dtype::F64) => bench.run::<f64>(),
-        Some(Dtype::F16) => bench.run::<f16>(),
-        Some(Dtype::I32) => bench.run::<i32>(),
-        Some(Dtype::U8) => bench.run::<u8>(),
-        Some(Dtype::I64) => bench.run::<i64>(),
+    match DataType::from_name(dtype) {
+        Some(DataType::F32) => bench.run::<f32>(),
+        Some(DataType::F64) => bench.run::<f64>(),
+        Some(DataType::F16) => bench.run::<f16>(),
+        Some(DataType::I32) => bench.run::<i32>(),
+        Some(DataType::U8) => bench.run::<u8>(),
+        Some(DataType::I64) => bench.run::<i64>(),
         _ => Err(format!("bench supports f32 f64 f16 i32 i64 u8, not {dtype:?}")),
     }
 }
@@ -322,7 +317,7 @@ impl Bench {
             Layout::padded(Tensor::Input, &self.shape, None, 0, data.len()).map_err(|e| e.to_string())?;
         let out_layout = Layout::padded(Tensor::Output, &out_shape, None, 0, outputs).map_err(|e| e.to_string())?;
         let request = Request::new(
-            Dtype::of::<T>().ok_or("type")?,
+            T::DATA_TYPE,
             IndexType::U32,
             &input_layout,
             padded,

@@ -39,8 +39,6 @@ pub enum GpuError {
         /// Bytes allowed.
         max: u64,
     },
-    /// The value or index type is not one the shader knows (cannot happen with the sealed traits).
-    Unsupported(&'static str),
     /// wgpu reported a validation, out-of-memory or internal error.
     Wgpu(String),
     /// Waiting for the device failed (device lost, timeout).
@@ -64,7 +62,6 @@ impl fmt::Display for GpuError {
             GpuError::TooLarge { what, bytes, max } => {
                 write!(f, "the {what} needs {bytes} bytes; the device binds at most {max}")
             }
-            GpuError::Unsupported(name) => write!(f, "type {name} is not supported on the GPU"),
             GpuError::Wgpu(e) => write!(f, "wgpu error: {e}"),
             GpuError::Poll(e) => write!(f, "waiting for the GPU failed: {e}"),
             GpuError::Map(e) => write!(f, "reading back from the GPU failed: {e}"),

@@ -42,7 +42,6 @@
 //!   [`TopKGpu::run_host`] is the blocking convenience from host slices to host slices.
 
 mod device;
-mod dtype;
 mod error;
 mod host;
 mod pipelines;
@@ -50,9 +49,9 @@ mod request;
 mod shader;
 
 pub use device::Gpu;
-pub use dtype::{Dtype, IndexType};
 pub use error::GpuError;
 pub use host::HostViewMut;
 pub use pipelines::TopKGpu;
 pub use request::Request;
 pub use shader::{DEFAULT_WORKGROUP, SHADER, TILE};
+pub use topk_kernels::{DataType, IndexType};

@@ -6,7 +6,6 @@ use bytemuck::Pod;
 use topk_kernels::{Direction, Element, Index, Tensor, View};
 use wgpu::util::DeviceExt;
 
-use crate::dtype::{Dtype, IndexType};
 use crate::error::GpuError;
 use crate::host::HostViewMut;
 use crate::request::Request;
@@ -196,9 +195,9 @@ impl TopKGpu {
             });
         }
         let tensors = [
-            (Tensor::Input, input, &request.input, request.dtype.bytes()),
-            (Tensor::Values, values, &request.values, request.dtype.bytes()),
-            (Tensor::Indices, indices, &request.indices, request.index.bytes()),
+            (Tensor::Input, input, &request.input, request.dtype.size() as u32),
+            (Tensor::Values, values, &request.values, request.dtype.size() as u32),
+            (Tensor::Indices, indices, &request.indices, request.index.size() as u32),
         ];
         for (tensor, buffer, layout, bytes) in tensors {
             if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
@@ -342,11 +341,9 @@ impl TopKGpu {
         values: HostViewMut<'_, T, D>,
         indices: HostViewMut<'_, I, D>,
     ) -> Result<(), GpuError> {
-        let dtype = Dtype::of::<T>().ok_or(GpuError::Unsupported(T::NAME))?;
-        let index = IndexType::of::<I>().ok_or(GpuError::Unsupported(I::NAME))?;
         let request = Request::new(
-            dtype,
-            index,
+            T::DATA_TYPE,
+            I::INDEX_TYPE,
             input.layout(),
             axis,
             k,

@@ -2,9 +2,8 @@
 //! it.
 
 use bytemuck::Zeroable;
-use topk_kernels::{Direction, Error, Layout, MAX_RANK, Tensor, check_request};
+use topk_kernels::{DataType, Direction, Error, IndexType, Layout, MAX_RANK, Tensor, check_request};
 
-use crate::dtype::{Dtype, IndexType};
 use crate::error::GpuError;
 use crate::shader::{Desc, Job, Kernel, RADIX_CHUNK, TILE};
 
@@ -37,7 +36,7 @@ impl Strided {
 /// A validated request, independent of where its tensors live: what [`TopKGpu::record`](crate::TopKGpu::record) runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
-    pub(crate) dtype: Dtype,
+    pub(crate) dtype: DataType,
     pub(crate) index: IndexType,
     pub(crate) input: Strided,
     pub(crate) values: Strided,
@@ -54,7 +53,7 @@ impl Request {
     /// and that neither output aliases itself.
     #[allow(clippy::too_many_arguments)] // the operator's parameters, as in the CPU crate
     pub fn new<const D: usize>(
-        dtype: Dtype,
+        dtype: DataType,
         index: IndexType,
         input: &Layout<D>,
         axis: usize,
@@ -99,7 +98,7 @@ impl Request {
     }
 
     /// The value type.
-    pub fn dtype(&self) -> Dtype {
+    pub fn dtype(&self) -> DataType {
         self.dtype
     }
 
@@ -126,7 +125,7 @@ impl Request {
         if outputs > u32::MAX.into() {
             return Err(too_large("output", outputs));
         }
-        let (kind, inf_hi) = self.dtype.kind();
+        let (kind, inf_hi) = shader_kind(self.dtype);
         // Strides and offsets wrap to 32 bits: every final address is below 2^32 (the buffers are
         // checked to be), and wrapping arithmetic is exact modulo 2^32.
         let mut desc = Desc {
@@ -139,11 +138,11 @@ impl Request {
             values_axis: self.values.strides[self.axis] as i32,
             indices_offset: self.indices.offset as i32,
             indices_axis: self.indices.strides[self.axis] as i32,
-            elem_bytes: self.dtype.bytes(),
+            elem_bytes: self.dtype.size() as u32,
             kind,
             inf_hi,
             flip: u32::from(self.direction == Direction::Decreasing),
-            index_words: self.index.bytes() / 4,
+            index_words: self.index.size() as u32 / 4,
             ..Desc::zeroed()
         };
         let mut rank = 0;
@@ -213,7 +212,7 @@ impl Request {
         let chunk = RADIX_CHUNK;
         let chunks = n.div_ceil(chunk);
         let histogram_groups = dispatch_mul(rows, chunks)?;
-        let key_bits = 8 * self.dtype.bytes();
+        let key_bits = 8 * self.dtype.size() as u32;
         let pos_bits = u32::BITS - (n - 1).leading_zeros();
         for (phase, bits) in [(0, key_bits), (1, pos_bits)] {
             let mut shift = (bits - 1) / 8 * 8;
@@ -345,4 +344,17 @@ pub(crate) struct Plan {
     pub(crate) scratch_row: u32,
     /// Whether the radix select's per-row counters are used.
     pub(crate) counters: bool,
+}
+
+/// How the shader keys a value type: (kind, the high word of +inf's bits), kind 0 unsigned, 1 signed, 2
+/// float.
+fn shader_kind(dtype: DataType) -> (u32, u32) {
+    match dtype {
+        DataType::U8 | DataType::U16 | DataType::U32 | DataType::U64 => (0, 0),
+        DataType::I8 | DataType::I16 | DataType::I32 | DataType::I64 => (1, 0),
+        DataType::F16 => (2, 0x7C00),
+        DataType::Bf16 => (2, 0x7F80),
+        DataType::F32 => (2, 0x7F80_0000),
+        DataType::F64 => (2, 0x7FF0_0000),
+    }
 }

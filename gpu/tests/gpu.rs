@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use bytemuck::Pod;
 use topk_kernels::{Direction, Element, Index, MAX_RANK, View, ViewMut, bf16, f16, padded_axis, scratch_len};
-use topk_kernels_gpu::{Dtype, Gpu, GpuError, HostViewMut, IndexType, Request, TILE, TopKGpu};
+use topk_kernels_gpu::{DataType, Gpu, GpuError, HostViewMut, IndexType, Request, TILE, TopKGpu};
 
 fn gpu() -> Option<&'static (Gpu, TopKGpu)> {
     static GPU: OnceLock<Option<(Gpu, TopKGpu)>> = OnceLock::new();
@@ -438,7 +438,7 @@ fn errors_match_the_cpu_crate() {
     ];
     for (axis, k, values, indices) in cases {
         let gpu = Request::new(
-            Dtype::U8,
+            DataType::U8,
             IndexType::U32,
             &input,
             axis,
@@ -467,7 +467,7 @@ fn errors_match_the_cpu_crate() {
     let long = Layout::contiguous(Tensor::Input, [(1usize << 31) + 1], usize::MAX).unwrap();
     let out = Layout::contiguous(Tensor::Output, [1], 1).unwrap();
     let e = Request::new(
-        Dtype::U8,
+        DataType::U8,
         IndexType::I32,
         &long,
         0,
@@ -483,7 +483,7 @@ fn errors_match_the_cpu_crate() {
     // Aliasing output.
     let aliased = Layout::new(Tensor::Output, [3, 1], [0, 1], 0, 4).unwrap();
     let e = Request::new(
-        Dtype::U8,
+        DataType::U8,
         IndexType::U32,
         &input,
         1,
@@ -524,7 +524,7 @@ fn gpu_errors_write_nothing() {
     assert_eq!((v, i), ([9; 4], [9; 4]));
     // record() checks the caller's buffers against the request.
     let request = Request::new(
-        Dtype::U32,
+        DataType::U32,
         IndexType::U32,
         &topk_kernels::Layout::contiguous(topk_kernels::Tensor::Input, [64], 64).unwrap(),
         0,
