@@ -1,5 +1,6 @@
 //! The value and index types named at run time, as a runtime holds them before it knows the Rust type,
-//! and the macros that turn the name back into the type ([`with_data_type!`], [`with_index_type!`]).
+//! and the macros that turn the name back into the type ([`with_data_type!`](crate::with_data_type),
+//! [`with_index_type!`](crate::with_index_type)).
 
 /// A value type named at run time: DirectML's tensor data types, each one [`Element`](crate::Element)
 /// (whose `DATA_TYPE` it is). [`with_data_type!`](crate::with_data_type) runs generic code on the type
@@ -220,7 +221,9 @@ mod tests {
                 assert_eq!(I::INDEX_TYPE, x);
                 assert_eq!(x.name(), short_name::<I>());
                 assert_eq!(x.size(), size_of::<I>());
-                assert_eq!(x.max_position(), <I>::MAX as u64);
+                #[allow(clippy::unnecessary_cast)] // u64 is one of the four
+                let max = <I>::MAX as u64;
+                assert_eq!(x.max_position(), max);
             });
             assert_eq!(IndexType::from_name(x.name()), Some(x));
         }

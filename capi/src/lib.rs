@@ -70,7 +70,10 @@ use core::mem::size_of;
 use core::ops::Range;
 use core::ptr;
 
-use topk_kernels::{Direction, Element, Error, Index, MAX_RANK, TopK, View, ViewMut, bf16, f16, padded_axis};
+use topk_kernels::{
+    DataType, Direction, Element, Error, Index, IndexType, MAX_RANK, TopK, View, ViewMut, padded_axis, with_data_type,
+    with_index_type,
+};
 
 /// Without `std`, a panic (which the entry points never cause, see the crate docs) parks the core.
 #[cfg(not(any(feature = "std", test, not(panic = "abort"))))]
@@ -242,96 +245,34 @@ fn status_of(error: Error) -> i32 {
     }
 }
 
-/// The value types, decoded from `TOPK_DATA_TYPE_*`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DataType {
-    Float32,
-    Float16,
-    Uint32,
-    Uint16,
-    Uint8,
-    Int32,
-    Int16,
-    Int8,
-    Float64,
-    Uint64,
-    Int64,
-    Bfloat16,
+/// The value type a `TOPK_DATA_TYPE_*` code names.
+fn data_type(code: u32) -> Option<DataType> {
+    Some(match code {
+        TOPK_DATA_TYPE_FLOAT32 => DataType::F32,
+        TOPK_DATA_TYPE_FLOAT16 => DataType::F16,
+        TOPK_DATA_TYPE_UINT32 => DataType::U32,
+        TOPK_DATA_TYPE_UINT16 => DataType::U16,
+        TOPK_DATA_TYPE_UINT8 => DataType::U8,
+        TOPK_DATA_TYPE_INT32 => DataType::I32,
+        TOPK_DATA_TYPE_INT16 => DataType::I16,
+        TOPK_DATA_TYPE_INT8 => DataType::I8,
+        TOPK_DATA_TYPE_FLOAT64 => DataType::F64,
+        TOPK_DATA_TYPE_UINT64 => DataType::U64,
+        TOPK_DATA_TYPE_INT64 => DataType::I64,
+        TOPK_DATA_TYPE_BFLOAT16 => DataType::Bf16,
+        _ => return None,
+    })
 }
 
-impl DataType {
-    fn from_code(code: u32) -> Option<DataType> {
-        Some(match code {
-            TOPK_DATA_TYPE_FLOAT32 => DataType::Float32,
-            TOPK_DATA_TYPE_FLOAT16 => DataType::Float16,
-            TOPK_DATA_TYPE_UINT32 => DataType::Uint32,
-            TOPK_DATA_TYPE_UINT16 => DataType::Uint16,
-            TOPK_DATA_TYPE_UINT8 => DataType::Uint8,
-            TOPK_DATA_TYPE_INT32 => DataType::Int32,
-            TOPK_DATA_TYPE_INT16 => DataType::Int16,
-            TOPK_DATA_TYPE_INT8 => DataType::Int8,
-            TOPK_DATA_TYPE_FLOAT64 => DataType::Float64,
-            TOPK_DATA_TYPE_UINT64 => DataType::Uint64,
-            TOPK_DATA_TYPE_INT64 => DataType::Int64,
-            TOPK_DATA_TYPE_BFLOAT16 => DataType::Bfloat16,
-            _ => return None,
-        })
-    }
-
-    /// Bytes per element, which is also the alignment `data` must have.
-    fn size(self) -> usize {
-        match self {
-            DataType::Uint8 | DataType::Int8 => 1,
-            DataType::Float16 | DataType::Bfloat16 | DataType::Uint16 | DataType::Int16 => 2,
-            DataType::Float32 | DataType::Uint32 | DataType::Int32 => 4,
-            DataType::Float64 | DataType::Uint64 | DataType::Int64 => 8,
-        }
-    }
-
-    /// The index types, or `None` for a value-only type.
-    fn is_index(self) -> bool {
-        matches!(
-            self,
-            DataType::Uint32 | DataType::Uint64 | DataType::Int32 | DataType::Int64
-        )
-    }
-}
-
-/// Runs `$body` with the Rust type of the value data type `$data_type` named `$T`.
-macro_rules! with_value_type {
-    ($data_type:expr, $T:ident => $body:expr) => {
-        match $data_type {
-            DataType::Float32 => with_value_type!(@ $T = f32, $body),
-            DataType::Float16 => with_value_type!(@ $T = f16, $body),
-            DataType::Uint32 => with_value_type!(@ $T = u32, $body),
-            DataType::Uint16 => with_value_type!(@ $T = u16, $body),
-            DataType::Uint8 => with_value_type!(@ $T = u8, $body),
-            DataType::Int32 => with_value_type!(@ $T = i32, $body),
-            DataType::Int16 => with_value_type!(@ $T = i16, $body),
-            DataType::Int8 => with_value_type!(@ $T = i8, $body),
-            DataType::Float64 => with_value_type!(@ $T = f64, $body),
-            DataType::Uint64 => with_value_type!(@ $T = u64, $body),
-            DataType::Int64 => with_value_type!(@ $T = i64, $body),
-            DataType::Bfloat16 => with_value_type!(@ $T = bf16, $body),
-        }
-    };
-    (@ $T:ident = $t:ty, $body:expr) => {{
-        type $T = $t;
-        $body
-    }};
-}
-
-/// Runs `$body` with the Rust type of the index data type `$data_type` named `$I` (an index type).
-macro_rules! with_index_type {
-    ($data_type:expr, $I:ident => $body:expr) => {
-        match $data_type {
-            DataType::Uint32 => with_value_type!(@ $I = u32, $body),
-            DataType::Uint64 => with_value_type!(@ $I = u64, $body),
-            DataType::Int32 => with_value_type!(@ $I = i32, $body),
-            DataType::Int64 => with_value_type!(@ $I = i64, $body),
-            _ => Err(TOPK_STATUS_INDICES_DATA_TYPE),
-        }
-    };
+/// The index type a `TOPK_DATA_TYPE_*` code names, if it names one.
+fn index_type(code: u32) -> Option<IndexType> {
+    Some(match code {
+        TOPK_DATA_TYPE_UINT32 => IndexType::U32,
+        TOPK_DATA_TYPE_UINT64 => IndexType::U64,
+        TOPK_DATA_TYPE_INT32 => IndexType::I32,
+        TOPK_DATA_TYPE_INT64 => IndexType::I64,
+        _ => return None,
+    })
 }
 
 /// Copies a descriptor out of caller memory (any alignment).
@@ -516,20 +457,18 @@ impl Request {
         axis_direction: u32,
         scratch: *mut c_void,
         scratch_bytes: usize,
-    ) -> Result<(Request, DataType, DataType), i32> {
+    ) -> Result<(Request, DataType, IndexType), i32> {
         // SAFETY: the caller's precondition on the descriptor pointers.
         let input_desc = unsafe { read_desc(input) }?;
         // SAFETY: as above.
         let values_desc = unsafe { read_desc(values) }?;
         // SAFETY: as above.
         let indices_desc = unsafe { read_desc(indices) }?;
-        let data_type = DataType::from_code(input_desc.data_type).ok_or(TOPK_STATUS_DATA_TYPE)?;
+        let data_type = data_type(input_desc.data_type).ok_or(TOPK_STATUS_DATA_TYPE)?;
         if values_desc.data_type != input_desc.data_type {
             return Err(TOPK_STATUS_VALUES_DATA_TYPE);
         }
-        let index_type = DataType::from_code(indices_desc.data_type)
-            .filter(|t| t.is_index())
-            .ok_or(TOPK_STATUS_INDICES_DATA_TYPE)?;
+        let index_type = index_type(indices_desc.data_type).ok_or(TOPK_STATUS_INDICES_DATA_TYPE)?;
         let direction = match axis_direction {
             TOPK_AXIS_DIRECTION_INCREASING => Direction::Increasing,
             TOPK_AXIS_DIRECTION_DECREASING => Direction::Decreasing,
@@ -695,7 +634,7 @@ pub unsafe extern "C" fn topk1(
         Err(status) => return status,
     };
     // SAFETY: the caller's precondition, and `T`, `I` are the types of the descriptors' data types.
-    let result = with_value_type!(data_type, T => with_index_type!(index_type, I => unsafe { run::<T, I>(&request) }));
+    let result = with_data_type!(data_type, T => with_index_type!(index_type, I => unsafe { run::<T, I>(&request) }));
     match result {
         Ok(()) => TOPK_STATUS_OK,
         Err(status) => status,
@@ -733,7 +672,7 @@ pub unsafe extern "C" fn topk1_scratch_bytes(input: *const TensorDesc, axis: u32
 unsafe fn scratch_bytes(input: *const TensorDesc, axis: u32, k: u32) -> Result<usize, i32> {
     // SAFETY: the caller's precondition.
     let desc = unsafe { read_desc(input) }?;
-    let data_type = DataType::from_code(desc.data_type).ok_or(TOPK_STATUS_DATA_TYPE)?;
+    let data_type = data_type(desc.data_type).ok_or(TOPK_STATUS_DATA_TYPE)?;
     // SAFETY: the caller's precondition.
     let shape = unsafe { Shape::read(&desc) }?;
     let Some(&len) = shape.sizes().get(axis as usize) else {
@@ -743,7 +682,7 @@ unsafe fn scratch_bytes(input: *const TensorDesc, axis: u32, k: u32) -> Result<u
     if k > len {
         return Err(TOPK_STATUS_K);
     }
-    let words = with_value_type!(data_type, T => topk_kernels::scratch_len::<T>(len, k));
+    let words = with_data_type!(data_type, T => topk_kernels::scratch_len::<T>(len, k));
     words.checked_mul(size_of::<u64>()).ok_or(TOPK_STATUS_OVERFLOW)
 }
 

@@ -9,11 +9,14 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use topk_kernels::{Backend, Direction, Error, TopK, View, ViewMut, naive, padded_axis};
+use topk_kernels::{
+    Backend, DataType, Direction, Error, IndexType, TopK, View, ViewMut, naive, padded_axis, with_data_type,
+    with_index_type,
+};
 
 use crate::npy::checked_elements;
 use crate::run::filled;
-use crate::types::{DType, IndexSample, IndexType, Sample, with_dtype, with_index};
+use crate::types::{IndexSample, Sample};
 
 /// The data patterns of `--data`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -48,7 +51,7 @@ impl Data {
 /// One benchmark case.
 pub(crate) struct Case {
     pub(crate) shape: Vec<usize>,
-    pub(crate) dtype: DType,
+    pub(crate) dtype: DataType,
     pub(crate) axis: i64,
     pub(crate) k: usize,
     pub(crate) direction: Direction,
@@ -83,7 +86,7 @@ impl Measurement {
     }
 
     /// Input bytes read per second, in GB/s.
-    pub(crate) fn gb_per_s(&self, dtype: DType) -> f64 {
+    pub(crate) fn gb_per_s(&self, dtype: DataType) -> f64 {
         (self.elements * dtype.size()) as f64 / self.median_s / 1e9
     }
 }
@@ -106,7 +109,7 @@ pub(crate) fn measure(case: &Case) -> Result<Measurement, String> {
         ));
     }
     let axis = crate::normalize_axis(case.axis, case.shape.len())?;
-    with_dtype!(case.dtype, T => with_index!(case.index_type, I => measure_typed::<T, I>(case, axis)))
+    with_data_type!(case.dtype, T => with_index_type!(case.index_type, I => measure_typed::<T, I>(case, axis)))
 }
 
 fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<Measurement, String> {

@@ -3,10 +3,10 @@
 
 use std::fmt::Write;
 
-use topk_kernels::{Backend, Direction, Error, topk};
+use topk_kernels::{Backend, DataType, Direction, Error, IndexType, topk};
 
 use crate::bench::{self, Case, Data};
-use crate::types::{DType, IndexType, Sample};
+use crate::types::Sample;
 
 const SEQUENTIAL: [f32; 12] = [0., 1., 10., 11., 3., 2., 9., 8., 4., 5., 6., 7.];
 const TIED: [f32; 12] = [1., 2., 2., 3., 3., 4., 5., 5., 6., 6., 6., 6.];
@@ -69,8 +69,8 @@ fn example(
     let _ = write!(
         out,
         "{title}\n\n{}\nAxis: {axis}\nK:    {k}\nAxisDirection: {direction}\n\n{}\n{}\n",
-        tensor("InputTensor", DType::F32.dml_name(), &SIZES, &cells(input)),
-        tensor("OutputValueTensor", DType::F32.dml_name(), &out_sizes, &cells(&values)),
+        tensor("InputTensor", "FLOAT32", &SIZES, &cells(input)),
+        tensor("OutputValueTensor", "FLOAT32", &out_sizes, &cells(&values)),
         tensor(
             "OutputIndexTensor",
             "UINT32",
@@ -142,7 +142,7 @@ fn throughput(out: &mut String, reps: usize) -> Result<(), String> {
     for (shape, axis, k) in rows {
         let case = Case {
             shape: shape.to_vec(),
-            dtype: DType::F32,
+            dtype: DataType::F32,
             axis,
             k,
             direction: Direction::Decreasing,

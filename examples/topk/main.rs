@@ -33,10 +33,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use topk_kernels::{Backend, Direction};
+use topk_kernels::{Backend, DataType, Direction, IndexType};
 
 use crate::bench::{Case, Data};
-use crate::types::{DType, IndexType};
 
 /// Exact top-K along any axis of 1-8D tensors (DirectML DML_TOP_K1).
 #[derive(Parser)]
@@ -79,7 +78,8 @@ struct RunArgs {
     /// Output .npy file for the indices.
     #[arg(long)]
     indices: PathBuf,
-    #[arg(long, value_enum, default_value_t = IndexType::U32)]
+    /// u32 u64 i32 i64.
+    #[arg(long, default_value = "u32", value_parser = parse_index_type)]
     index_type: IndexType,
     /// The engine (auto picks the fastest this CPU has).
     #[arg(long, default_value = "auto", value_parser = parse_backend)]
@@ -93,7 +93,7 @@ struct BenchArgs {
     shape: Vec<usize>,
     /// f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64.
     #[arg(long, value_parser = parse_dtype)]
-    dtype: DType,
+    dtype: DataType,
     /// The axis to select along; negative counts from the end.
     #[arg(long, allow_negative_numbers = true)]
     axis: i64,
@@ -108,7 +108,8 @@ struct BenchArgs {
     reps: usize,
     #[arg(long, default_value = "auto", value_parser = parse_backend)]
     backend: Backend,
-    #[arg(long, value_enum, default_value_t = IndexType::U32)]
+    /// u32 u64 i32 i64.
+    #[arg(long, default_value = "u32", value_parser = parse_index_type)]
     index_type: IndexType,
     /// Worker threads: more than 1 runs `parallel::topk` (build with `--features rayon`).
     #[arg(long, default_value_t = 1)]
@@ -149,10 +150,17 @@ fn parse_backend(name: &str) -> Result<Backend, String> {
     })
 }
 
-fn parse_dtype(name: &str) -> Result<DType, String> {
-    DType::from_name(name).ok_or_else(|| {
-        let names: Vec<_> = DType::ALL.iter().map(|d| d.name()).collect();
+fn parse_dtype(name: &str) -> Result<DataType, String> {
+    DataType::from_name(name).ok_or_else(|| {
+        let names: Vec<_> = DataType::ALL.iter().map(|d| d.name()).collect();
         format!("unknown dtype; expected one of {}", names.join(", "))
+    })
+}
+
+fn parse_index_type(name: &str) -> Result<IndexType, String> {
+    IndexType::from_name(name).ok_or_else(|| {
+        let names: Vec<_> = IndexType::ALL.iter().map(|x| x.name()).collect();
+        format!("unknown index type; expected one of {}", names.join(", "))
     })
 }
 

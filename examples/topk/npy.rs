@@ -5,12 +5,13 @@
 use std::io::Write;
 
 use npyz::{AutoSerialize, Deserialize, Endianness, NpyFile, TypeChar, WriteOptions, WriterBuilder};
+use topk_kernels::DataType;
 
-use crate::types::DType;
+use crate::types::from_npy;
 
 /// A parsed .npy file whose elements are still bytes.
 pub(crate) struct Npy {
-    pub(crate) dtype: DType,
+    pub(crate) dtype: DataType,
     pub(crate) shape: Vec<usize>,
     /// Column-major (`fortran_order: True`) data.
     pub(crate) fortran: bool,
@@ -60,7 +61,7 @@ impl Npy {
             _ => 'x',
         };
         let size = type_str.num_bytes().unwrap_or(0);
-        let Some(dtype) = DType::from_npy(kind, size) else {
+        let Some(dtype) = from_npy(kind, size) else {
             return Err(format!(
                 "unsupported dtype {descr}: expected one of <f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8"
             ));

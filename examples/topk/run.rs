@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use npyz::{AutoSerialize, Deserialize};
-use topk_kernels::{Backend, Direction, Error, TopK, View, ViewMut, padded_axis};
+use topk_kernels::{Backend, Direction, Error, IndexType, TopK, View, ViewMut, padded_axis, with_index_type};
 
 use crate::npy::{self, Npy, checked_elements};
-use crate::types::{IndexSample, IndexType, Sample, with_index, with_npy_dtype};
+use crate::types::{IndexSample, Sample, with_npy_dtype};
 
 /// A validated `run` request.
 pub(crate) struct Request {
@@ -34,7 +34,7 @@ pub(crate) fn run(request: &Request) -> Result<(), String> {
     let axis = crate::normalize_axis(request.axis, npy.shape.len())?;
     let (values, indices) = with_npy_dtype!(
         npy.dtype,
-        T => with_index!(request.index_type, I => compute::<T, I>(&npy, axis, request)?),
+        T => with_index_type!(request.index_type, I => compute::<T, I>(&npy, axis, request)?),
         bf16 => return Err("bf16 has no .npy type code".to_string())
     );
     npy::write_all_or_none(&[(&request.values, &values), (&request.indices, &indices)])

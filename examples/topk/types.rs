@@ -1,170 +1,32 @@
-//! The value and index types of the command line, and the one place that turns a run-time type name
-//! into a compile-time type (`with_dtype!`, `with_npy_dtype!`, `with_index!`).
+//! What the command line needs of the value and index types: the .npy type codes (`from_npy`,
+//! `with_npy_dtype!`), and the data generators and checks (`Sample`, `IndexSample`). The run-time
+//! names are the library's `DataType` and `IndexType`.
 
-use topk_kernels::{Element, bf16, f16};
+use topk_kernels::{DataType, Element, bf16, f16};
 
-/// A value type, as named on the command line (`--dtype f32`) and in .npy headers (`<f4`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum DType {
-    F16,
-    Bf16,
-    F32,
-    F64,
-    I8,
-    I16,
-    I32,
-    I64,
-    U8,
-    U16,
-    U32,
-    U64,
+/// The value type of a little-endian (or byte-sized) .npy type code: `kind` is `f`, `i` or `u`.
+pub(crate) fn from_npy(kind: char, bytes: usize) -> Option<DataType> {
+    Some(match (kind, bytes) {
+        ('f', 2) => DataType::F16,
+        ('f', 4) => DataType::F32,
+        ('f', 8) => DataType::F64,
+        ('i', 1) => DataType::I8,
+        ('i', 2) => DataType::I16,
+        ('i', 4) => DataType::I32,
+        ('i', 8) => DataType::I64,
+        ('u', 1) => DataType::U8,
+        ('u', 2) => DataType::U16,
+        ('u', 4) => DataType::U32,
+        ('u', 8) => DataType::U64,
+        _ => return None,
+    })
 }
 
-impl DType {
-    /// Every value type, in the order of the help text.
-    pub(crate) const ALL: [DType; 12] = [
-        DType::F32,
-        DType::F64,
-        DType::F16,
-        DType::Bf16,
-        DType::I8,
-        DType::I16,
-        DType::I32,
-        DType::I64,
-        DType::U8,
-        DType::U16,
-        DType::U32,
-        DType::U64,
-    ];
-
-    /// The command-line name: the library's `Element::NAME`.
-    pub(crate) fn name(self) -> &'static str {
-        with_dtype!(self, T => T::NAME)
-    }
-
-    pub(crate) fn from_name(name: &str) -> Option<DType> {
-        DType::ALL.into_iter().find(|d| d.name() == name)
-    }
-
-    /// The type of a little-endian (or byte-sized) .npy type code: `kind` is `f`, `i` or `u`.
-    pub(crate) fn from_npy(kind: char, bytes: usize) -> Option<DType> {
-        Some(match (kind, bytes) {
-            ('f', 2) => DType::F16,
-            ('f', 4) => DType::F32,
-            ('f', 8) => DType::F64,
-            ('i', 1) => DType::I8,
-            ('i', 2) => DType::I16,
-            ('i', 4) => DType::I32,
-            ('i', 8) => DType::I64,
-            ('u', 1) => DType::U8,
-            ('u', 2) => DType::U16,
-            ('u', 4) => DType::U32,
-            ('u', 8) => DType::U64,
-            _ => return None,
-        })
-    }
-
-    /// DirectML's name of the type, for the demo's printouts.
-    pub(crate) fn dml_name(self) -> &'static str {
-        match self {
-            DType::F16 => "FLOAT16",
-            DType::Bf16 => "BFLOAT16",
-            DType::F32 => "FLOAT32",
-            DType::F64 => "FLOAT64",
-            DType::I8 => "INT8",
-            DType::I16 => "INT16",
-            DType::I32 => "INT32",
-            DType::I64 => "INT64",
-            DType::U8 => "UINT8",
-            DType::U16 => "UINT16",
-            DType::U32 => "UINT32",
-            DType::U64 => "UINT64",
-        }
-    }
-
-    /// Bytes per element.
-    pub(crate) fn size(self) -> usize {
-        with_dtype!(self, T => size_of::<T>())
-    }
-}
-
-/// An index output type (`--index-type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum IndexType {
-    U32,
-    U64,
-    I32,
-    I64,
-}
-
-impl IndexType {
-    pub(crate) fn name(self) -> &'static str {
-        with_index!(self, I => <I as topk_kernels::Index>::NAME)
-    }
-}
-
-/// Binds the type alias `$t` to the value type of `$dtype` (all 12) and evaluates `$body`.
-macro_rules! with_dtype {
-    ($dtype:expr, $t:ident => $body:expr) => {{
-        use $crate::types::DType as D;
-        match $dtype {
-            D::F16 => {
-                type $t = topk_kernels::f16;
-                $body
-            }
-            D::Bf16 => {
-                type $t = topk_kernels::bf16;
-                $body
-            }
-            D::F32 => {
-                type $t = f32;
-                $body
-            }
-            D::F64 => {
-                type $t = f64;
-                $body
-            }
-            D::I8 => {
-                type $t = i8;
-                $body
-            }
-            D::I16 => {
-                type $t = i16;
-                $body
-            }
-            D::I32 => {
-                type $t = i32;
-                $body
-            }
-            D::I64 => {
-                type $t = i64;
-                $body
-            }
-            D::U8 => {
-                type $t = u8;
-                $body
-            }
-            D::U16 => {
-                type $t = u16;
-                $body
-            }
-            D::U32 => {
-                type $t = u32;
-                $body
-            }
-            D::U64 => {
-                type $t = u64;
-                $body
-            }
-        }
-    }};
-}
-pub(crate) use with_dtype;
-
-/// Like `with_dtype!` for the 11 types .npy files can hold; `$bf16` is evaluated for bf16 (no npy code).
+/// `topk_kernels::with_data_type!` for the 11 types .npy files can hold; `$bf16` is evaluated for bf16
+/// (no npy code).
 macro_rules! with_npy_dtype {
     ($dtype:expr, $t:ident => $body:expr, bf16 => $bf16:expr) => {{
-        use $crate::types::DType as D;
+        use topk_kernels::DataType as D;
         match $dtype {
             D::Bf16 => $bf16,
             D::F16 => {
@@ -215,32 +77,6 @@ macro_rules! with_npy_dtype {
     }};
 }
 pub(crate) use with_npy_dtype;
-
-/// Binds the type alias `$t` to the index type of `$index` and evaluates `$body`.
-macro_rules! with_index {
-    ($index:expr, $t:ident => $body:expr) => {{
-        use $crate::types::IndexType as X;
-        match $index {
-            X::U32 => {
-                type $t = u32;
-                $body
-            }
-            X::U64 => {
-                type $t = u64;
-                $body
-            }
-            X::I32 => {
-                type $t = i32;
-                $body
-            }
-            X::I64 => {
-                type $t = i64;
-                $body
-            }
-        }
-    }};
-}
-pub(crate) use with_index;
 
 /// What the benchmark's data generators and the result check need of a value type.
 pub(crate) trait Sample: Element + Default {

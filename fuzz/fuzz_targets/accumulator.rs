@@ -6,7 +6,9 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use topk_fuzz::{DType, IndexType, Pod, assert_same, dispatch, elements, wild_stride};
+use topk_fuzz::{
+    DataType, IndexType, Pod, arbitrary_data_type, arbitrary_index_type, assert_same, dispatch, elements, wild_stride,
+};
 use topk_kernels::{Accumulator, Direction, Element, Error, Index, Slot, View, ViewMut, naive};
 
 #[derive(Arbitrary, Debug)]
@@ -35,7 +37,9 @@ struct Output {
 
 #[derive(Arbitrary, Debug)]
 struct Case {
-    dtype: DType,
+    #[arbitrary(with = arbitrary_data_type)]
+    dtype: DataType,
+    #[arbitrary(with = arbitrary_index_type)]
     index: IndexType,
     len: u16,
     k: u8,

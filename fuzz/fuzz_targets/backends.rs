@@ -5,8 +5,8 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use topk_fuzz::{
-    Concrete, DType, Expect, IndexType, OutputSizes, Placement, Pod, Request, Strides, TensorDesc, assert_same,
-    check_outputs, dispatch, elements, index_max, with_views,
+    Concrete, DataType, Expect, IndexType, OutputSizes, Placement, Pod, Request, Strides, TensorDesc,
+    arbitrary_data_type, arbitrary_index_type, assert_same, check_outputs, dispatch, elements, index_max, with_views,
 };
 use topk_kernels::{Backend, Element, Error, Index, TopK, naive};
 
@@ -45,7 +45,9 @@ impl Layout {
 
 #[derive(Arbitrary, Debug)]
 struct Case {
-    dtype: DType,
+    #[arbitrary(with = arbitrary_data_type)]
+    dtype: DataType,
+    #[arbitrary(with = arbitrary_index_type)]
     index: IndexType,
     rank: u8,
     axis: u8,

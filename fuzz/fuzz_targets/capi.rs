@@ -9,7 +9,7 @@ use core::ffi::c_void;
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use topk_fuzz::{Concrete, ConcreteTensor, DType, IndexType, NAIVE_BUDGET, Pod, dispatch, with_views};
+use topk_fuzz::{Concrete, ConcreteTensor, DataType, IndexType, NAIVE_BUDGET, Pod, dispatch, with_views};
 use topk_kernels::{Direction, Element, Index, naive, scratch_len, topk};
 use topk_kernels_capi::{
     TOPK_STATUS_INTERNAL, TOPK_STATUS_OK, TensorDesc, topk_status_message, topk1, topk1_scratch_bytes,
@@ -149,20 +149,20 @@ fn code(b: u8, codes: &[u32]) -> u32 {
     }
 }
 
-fn dtype_of(code: u32) -> Option<DType> {
+fn dtype_of(code: u32) -> Option<DataType> {
     Some(match code {
-        1 => DType::F32,
-        2 => DType::F16,
-        3 => DType::U32,
-        4 => DType::U16,
-        5 => DType::U8,
-        6 => DType::I32,
-        7 => DType::I16,
-        8 => DType::I8,
-        9 => DType::F64,
-        10 => DType::U64,
-        11 => DType::I64,
-        64 => DType::Bf16,
+        1 => DataType::F32,
+        2 => DataType::F16,
+        3 => DataType::U32,
+        4 => DataType::U16,
+        5 => DataType::U8,
+        6 => DataType::I32,
+        7 => DataType::I16,
+        8 => DataType::I8,
+        9 => DataType::F64,
+        10 => DataType::U64,
+        11 => DataType::I64,
+        64 => DataType::Bf16,
         _ => return None,
     })
 }

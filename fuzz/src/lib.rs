@@ -6,89 +6,39 @@
 //! integer image of SPEC.md §2 written differently from `src/element.rs`. So a bug that the library's
 //! naive reference shares with its fast engines (both sit behind the same `TopK::new`) still shows.
 
-use arbitrary::Arbitrary;
+use arbitrary::{Arbitrary, Unstructured};
 use topk_kernels::{Direction, Element, Error, Index, MAX_RANK, View, ViewMut, padded_axis};
 
-// The dispatch macro names `$crate::f16` and `$crate::bf16`.
-pub use topk_kernels::{bf16, f16};
+// The targets name the types at run time, and `dispatch!` turns them into Rust types.
+pub use topk_kernels::{DataType, IndexType, bf16, f16, with_data_type, with_index_type};
 
 /// Elements a fuzz-built tensor may hold, so that one execution stays around a millisecond.
 pub const MAX_ELEMENTS: usize = 2048;
 /// Longest sequence the generators build (the naive reference is O(n·K) per sequence).
 pub const MAX_SEQUENCE: usize = 300;
 
-/// The twelve value types.
-#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DType {
-    /// f32
-    F32,
-    /// f64
-    F64,
-    /// half::f16
-    F16,
-    /// half::bf16
-    Bf16,
-    /// i8
-    I8,
-    /// i16
-    I16,
-    /// i32
-    I32,
-    /// i64
-    I64,
-    /// u8
-    U8,
-    /// u16
-    U16,
-    /// u32
-    U32,
-    /// u64
-    U64,
+/// An arbitrary value type, as `#[derive(Arbitrary)]` picks an enum's variant (so the committed seeds
+/// decode as they did when this crate had its own copy of the enum, in the same order).
+pub fn arbitrary_data_type(u: &mut Unstructured<'_>) -> arbitrary::Result<DataType> {
+    Ok(DataType::ALL[pick(u, DataType::ALL.len())?])
 }
 
-/// The four index types.
-#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IndexType {
-    /// u32
-    U32,
-    /// u64
-    U64,
-    /// i32
-    I32,
-    /// i64
-    I64,
+/// An arbitrary index type, picked as [`arbitrary_data_type`] picks.
+pub fn arbitrary_index_type(u: &mut Unstructured<'_>) -> arbitrary::Result<IndexType> {
+    Ok(IndexType::ALL[pick(u, IndexType::ALL.len())?])
 }
 
-/// Calls `$f::<T, I>($args)` for the run-time `$dtype` and `$index`.
+/// A number below `count` from four bytes, as the derive computes a variant.
+fn pick(u: &mut Unstructured<'_>, count: usize) -> arbitrary::Result<usize> {
+    Ok(((u64::from(u32::arbitrary(u)?) * count as u64) >> 32) as usize)
+}
+
+/// Calls `$f::<T, I>($args)` for the run-time `$dtype` ([`DataType`]) and `$index` ([`IndexType`]).
 #[macro_export]
 macro_rules! dispatch {
-    ($dtype:expr, $index:expr, $f:ident($($args:expr),*)) => {{
-        use $crate::{DType, IndexType};
-        macro_rules! with_index {
-            ($t:ty) => {
-                match $index {
-                    IndexType::U32 => $f::<$t, u32>($($args),*),
-                    IndexType::U64 => $f::<$t, u64>($($args),*),
-                    IndexType::I32 => $f::<$t, i32>($($args),*),
-                    IndexType::I64 => $f::<$t, i64>($($args),*),
-                }
-            };
-        }
-        match $dtype {
-            DType::F32 => with_index!(f32),
-            DType::F64 => with_index!(f64),
-            DType::F16 => with_index!($crate::f16),
-            DType::Bf16 => with_index!($crate::bf16),
-            DType::I8 => with_index!(i8),
-            DType::I16 => with_index!(i16),
-            DType::I32 => with_index!(i32),
-            DType::I64 => with_index!(i64),
-            DType::U8 => with_index!(u8),
-            DType::U16 => with_index!(u16),
-            DType::U32 => with_index!(u32),
-            DType::U64 => with_index!(u64),
-        }
-    }};
+    ($dtype:expr, $index:expr, $f:ident($($args:expr),*)) => {
+        $crate::with_data_type!($dtype, T => $crate::with_index_type!($index, I => $f::<T, I>($($args),*)))
+    };
 }
 
 /// Plain-old-data access to the twelve value types (and so the four index types).
@@ -278,8 +228,10 @@ pub struct TensorDesc {
 #[derive(Arbitrary, Clone, Debug)]
 pub struct Request {
     /// Value type.
-    pub dtype: DType,
+    #[arbitrary(with = arbitrary_data_type)]
+    pub dtype: DataType,
     /// Index type.
+    #[arbitrary(with = arbitrary_index_type)]
     pub index: IndexType,
     /// `rank % 8 + 1`; 250 and up give the invalid ranks 0 and 9.
     pub rank: u8,

@@ -64,6 +64,11 @@ pub(crate) mod partition;
 )]
 pub(crate) mod sorter;
 
+// Where a SIMD engine is compiled.
+#[cfg(any(
+    all(target_arch = "x86_64", target_feature = "sse2", not(miri)),
+    all(target_arch = "aarch64", target_feature = "neon", not(miri))
+))]
 pub(crate) mod engine;
 
 mod bound;
