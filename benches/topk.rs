@@ -2,7 +2,8 @@
 //! NaN-heavy), f32 rows across the filter's thresholds (short rows where the head is most of the row,
 //! long rows where the block scan dominates, K small and K > n/16), every engine this CPU has beside
 //! the dispatched one, and the reference on small sizes only; then 8- and 16-bit keys with K a large
-//! part of the row (counted, not filtered). Each iteration's result is checked
+//! part of the row (counted, not filtered); then a row streamed through an `Accumulator` in chunks. Each
+//! iteration's result is checked
 //! against the portable engine's, so a fast wrong engine fails instead of winning.
 //!
 //! `cargo bench --bench topk -- --test` runs every case once (the test command does).
@@ -12,7 +13,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use topk_kernels::{Backend, Direction, Element, TopK, View, ViewMut, f16};
+use topk_kernels::{Accumulator, Backend, Direction, Element, Slot, TopK, View, ViewMut, f16};
 
 /// (rows, row length, K): sizes around the engines' thresholds.
 const SHAPES: [(usize, usize, usize); 6] = [
@@ -155,5 +156,39 @@ fn counted(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, patterns, counted);
+/// 1M f32 streamed through an `Accumulator` in chunks (an LLM vocabulary arriving in shards, a stream
+/// cut into blocks), against one call on the whole row; each iteration's result is checked against it.
+/// Long chunks are selected by the engine before they are offered, short ones offered element by element.
+fn accumulated(c: &mut Criterion) {
+    let mut group = c.benchmark_group("accumulated");
+    group.sample_size(10);
+    let (n, k) = (1_000_000, 100);
+    let data = Pattern::Uniform.data(n);
+    let mut expected = (vec![0.0f32; k], vec![0u32; k]);
+    run(&data, 1, n, k, Backend::Auto, &mut expected);
+    group.throughput(Throughput::Elements(n as u64));
+    for chunk in [n, 65_536, 4096] {
+        let id = BenchmarkId::new("accumulator", format!("f32_1x{n}_k{k}_chunks_of_{chunk}"));
+        let mut slots = vec![Slot::EMPTY; Accumulator::<f32>::slots_len(k)];
+        let mut out = (vec![0.0f32; k], vec![0u32; k]);
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                let mut acc = Accumulator::new(k, Direction::Decreasing, &mut slots).unwrap();
+                for piece in black_box(&data).chunks(chunk) {
+                    acc.push(View::contiguous(piece, [piece.len()]).unwrap()).unwrap();
+                }
+                let (values, indices) = (&mut out.0, &mut out.1);
+                acc.finish(
+                    ViewMut::contiguous(values, [k]).unwrap(),
+                    ViewMut::contiguous(indices, [k]).unwrap(),
+                )
+                .unwrap();
+                assert_eq!(out.1, expected.1, "the accumulator disagrees");
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, patterns, counted, accumulated);
 criterion_main!(benches);

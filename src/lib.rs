@@ -53,7 +53,7 @@
 //! in 8 or 16 slots of vectors, 2 KiB at most; rows of up to 32 are read from a tile of 16 of them, 4 KiB
 //! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
 //! holds up to 16 vectors and short rows collect up to 64 entries), plus [`topk_on_stack`]'s
-//! `32 · K_MAX` bytes. No recursion other than `core`'s bounded selection and sort. `tests/stack.rs` runs
+//! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than `core`'s bounded selection and sort. `tests/stack.rs` runs
 //! the heaviest calls on a 16 KiB thread (optimised builds; an unoptimised build needs up to 336 KiB:
 //! it keeps every SIMD temporary in a stack slot of its own).
 #![cfg_attr(not(feature = "std"), no_std)]

@@ -1,5 +1,8 @@
 //! The mergeable accumulator and the rayon path give exactly what one call gives.
 
+mod common;
+
+use common::{Rng, Seed, Value, random_values};
 use quickcheck::{QuickCheck, TestResult};
 use topk_kernels::{Accumulator, Direction, Error, Slot, View, ViewMut, naive};
 
@@ -82,6 +85,80 @@ fn sequential_pushes_of_a_strided_sequence() {
         acc.push(View::new(&data, [len], [2], 1 + 2 * start).unwrap()).unwrap();
     }
     assert_eq!(finish(acc, 10), reference(&odd, 10, Direction::Increasing));
+}
+
+/// Long chunks, which `push` selects through the SIMD engine before offering (short ones element by
+/// element): pushed in position order through strided and reversed views, every type, K on both sides of
+/// the engine's limits (16, and 128 candidates on the stack) and both directions, bit for bit against
+/// one call of the reference.
+#[test]
+fn long_chunks_equal_one_call() {
+    fn check<T: Value>(rng: &mut Rng) {
+        let len = rng.range(1, 6000);
+        let data: Vec<T> = random_values(rng, len);
+        let k = rng.pick(&[1, 2, 8, 16, 17, 50, 100, 128, 129]).min(len);
+        let direction = if rng.chance(1, 2) {
+            Direction::Decreasing
+        } else {
+            Direction::Increasing
+        };
+        // The sequence is `data` read backwards from its end, or every element in order.
+        let reversed = rng.chance(1, 3);
+        let sequence: Vec<T> = if reversed {
+            data.iter().rev().copied().collect()
+        } else {
+            data.clone()
+        };
+        let (mut expected_v, mut expected_i) = (vec![T::ZERO; k], vec![0u64; k]);
+        naive::topk(
+            View::contiguous(&sequence, [len]).unwrap(),
+            0,
+            k,
+            direction,
+            ViewMut::contiguous(&mut expected_v, [k]).unwrap(),
+            ViewMut::contiguous(&mut expected_i, [k]).unwrap(),
+        )
+        .unwrap();
+        let mut slots = vec![Slot::EMPTY; 2 * k];
+        let mut acc = Accumulator::new(k, direction, &mut slots).unwrap();
+        let mut start = 0;
+        while start < len {
+            let piece = rng.range(1, 4000).min(len - start);
+            let view = if reversed {
+                View::new(&data, [piece], [-1], len - 1 - start).unwrap()
+            } else {
+                View::contiguous(&data[start..start + piece], [piece]).unwrap()
+            };
+            acc.push(view).unwrap();
+            start += piece;
+        }
+        let (mut v, mut i) = (vec![T::ZERO; k], vec![0u64; k]);
+        acc.finish(
+            ViewMut::contiguous(&mut v, [k]).unwrap(),
+            ViewMut::contiguous(&mut i, [k]).unwrap(),
+        )
+        .unwrap();
+        let bits = |values: &[T]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            (bits(&v), i),
+            (bits(&expected_v), expected_i),
+            "{} len {len} k {k} {direction:?} reversed {reversed}",
+            T::NAME
+        );
+    }
+    common::check_seeds(40, |Seed(seed)| {
+        common::replayable("long_chunks_equal_one_call", seed, || {
+            let mut rng = Rng::new(seed);
+            check::<f32>(&mut rng);
+            check::<f64>(&mut rng);
+            check::<topk_kernels::f16>(&mut rng);
+            check::<topk_kernels::bf16>(&mut rng);
+            check::<u8>(&mut rng);
+            check::<i16>(&mut rng);
+            check::<i32>(&mut rng);
+            check::<u64>(&mut rng);
+        })
+    });
 }
 
 #[test]

@@ -19,7 +19,7 @@
 
 use std::process::Command;
 
-use topk_kernels::{Direction, View, ViewMut, bf16, naive, scratch_len, topk, topk_on_stack};
+use topk_kernels::{Accumulator, Direction, Slot, View, ViewMut, bf16, naive, scratch_len, topk, topk_on_stack};
 
 /// The stated bound on one call, including `topk_on_stack::<64, ..>`'s 2 KiB buffer and the thread's own
 /// start-up frames: 16 KiB optimised (measured: fits glibc's 16 KiB minimum thread), 512 KiB in a debug
@@ -200,10 +200,28 @@ fn small_call() -> u64 {
     u64::from(v[0]) + u64::from(i[0])
 }
 
+/// `Accumulator::push` of long chunks (each selected by the engine from 2 KiB of candidates on the
+/// stack), u64 values with K = 64: the most its stack buffer takes for 64-bit keys.
+fn u64_accumulator_pushes() -> u64 {
+    let x = data(4 * N * K);
+    let mut slots = vec![Slot::EMPTY; 2 * K];
+    let mut acc = Accumulator::new(K, Direction::Increasing, &mut slots).unwrap();
+    for chunk in x.chunks(N * K) {
+        acc.push(View::contiguous(chunk, [chunk.len()]).unwrap()).unwrap();
+    }
+    let (mut v, mut i) = (vec![0u64; K], vec![0u64; K]);
+    acc.finish(
+        ViewMut::contiguous(&mut v, [K]).unwrap(),
+        ViewMut::contiguous(&mut i, [K]).unwrap(),
+    )
+    .unwrap();
+    v.iter().chain(&i).fold(0, |sum, &x| sum ^ x) | 1
+}
+
 /// The calls measured, by name. Index 0 is an empty thread: the baseline the others add to.
 type Call = (&'static str, fn() -> u64);
 
-const CALLS: [Call; 8] = [
+const CALLS: [Call; 9] = [
     ("empty thread", || 0),
     ("u8 n = 8, K = 1, topk", small_call),
     ("f64/i64 rank 8, topk_on_stack::<64>", f64_rank8_on_stack),
@@ -215,6 +233,7 @@ const CALLS: [Call; 8] = [
         "f32 full sort, short rows, a long row (the network's paths)",
         f32_network_paths,
     ),
+    ("u64 Accumulator::push of long chunks, K = 64", u64_accumulator_pushes),
 ];
 
 fn on_thread(stack: usize, f: fn() -> u64) -> u64 {
