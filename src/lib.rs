@@ -42,6 +42,8 @@
 //! # Types
 //! Values: `f32`, `f64`, [`half::f16`], [`half::bf16`], `i8`..`i64`, `u8`..`u64` ([`Element`]).
 //! Indices: `u32`, `u64`, `i32`, `i64` ([`Index`]).
+//! Named at run time by [`DataType`] and [`IndexType`]; [`with_data_type!`] and [`with_index_type!`]
+//! run generic code on the type a name stands for.
 //!
 //! # Features
 //! - `std` (default): `Error` implements `std::error::Error`. Without it the crate is `#![no_std]` and
@@ -53,9 +55,10 @@
 //! in 8 or 16 slots of vectors, 2 KiB at most; rows of up to 32 are read from a tile of 16 of them, 4 KiB
 //! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
 //! holds up to 16 vectors and short rows collect up to 64 entries), plus [`topk_on_stack`]'s
-//! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than `core`'s bounded selection and sort. `tests/stack.rs` runs
-//! the heaviest calls on a 16 KiB thread (optimised builds; an unoptimised build needs up to 336 KiB:
-//! it keeps every SIMD temporary in a stack slot of its own).
+//! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than
+//! `core`'s bounded selection and sort. `tests/stack.rs` runs the heaviest calls on a 16 KiB thread
+//! (optimised builds; an unoptimised build needs up to 336 KiB: it keeps every SIMD temporary in a stack
+//! slot of its own).
 #![cfg_attr(not(feature = "std"), no_std)]
 
 mod accumulator;

@@ -10,8 +10,8 @@
 //!   token (`cpu.rs`), each made an engine by the one `generic::engine::simd_engine!`. Every SIMD arm of
 //!   the `cfg`s choosing what is compiled says `not(miri)`.
 //!
-//! `impl Engine` here dispatches a resolved [`Engine`] to its code (`by_engine!`), and `engines_compiled_here!` compiles
-//! that dispatch once for every element type (see [`Engines`]).
+//! `impl Engine` here dispatches a resolved [`Engine`] to its code (`by_engine!`), and
+//! `engines_compiled_here!` compiles that dispatch once for every element type (see [`Engines`]).
 
 pub(crate) mod all;
 pub(crate) mod generic;
