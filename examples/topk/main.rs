@@ -144,24 +144,21 @@ impl DirectionArg {
 }
 
 fn parse_backend(name: &str) -> Result<Backend, String> {
-    Backend::from_name(name).ok_or_else(|| {
-        let names: Vec<_> = Backend::ALL.iter().map(|b| b.name()).collect();
-        format!("unknown backend; expected one of {}", names.join(", "))
-    })
+    Backend::from_name(name).ok_or_else(|| unknown("backend", &Backend::ALL, Backend::name))
 }
 
 fn parse_dtype(name: &str) -> Result<DataType, String> {
-    DataType::from_name(name).ok_or_else(|| {
-        let names: Vec<_> = DataType::ALL.iter().map(|d| d.name()).collect();
-        format!("unknown dtype; expected one of {}", names.join(", "))
-    })
+    DataType::from_name(name).ok_or_else(|| unknown("dtype", &DataType::ALL, DataType::name))
 }
 
 fn parse_index_type(name: &str) -> Result<IndexType, String> {
-    IndexType::from_name(name).ok_or_else(|| {
-        let names: Vec<_> = IndexType::ALL.iter().map(|x| x.name()).collect();
-        format!("unknown index type; expected one of {}", names.join(", "))
-    })
+    IndexType::from_name(name).ok_or_else(|| unknown("index type", &IndexType::ALL, IndexType::name))
+}
+
+/// The error for a name that is none of `all`'s, listing theirs.
+fn unknown<T: Copy>(what: &str, all: &[T], name: fn(T) -> &'static str) -> String {
+    let names: Vec<_> = all.iter().map(|&x| name(x)).collect();
+    format!("unknown {what}; expected one of {}", names.join(", "))
 }
 
 /// `axis` made non-negative (ONNX: `axis + rank` when negative), or an error naming the valid range.
