@@ -85,6 +85,9 @@ pub trait Key: Copy + Ord + Send + Sync + 'static + sealed::Sealed {
     const BITS: u32;
     /// The key widened to 64 bits.
     fn widen(self) -> u64;
+    /// The low `BITS` bits of `wide`: a widened key back at its own width.
+    #[doc(hidden)]
+    fn narrow(wide: u64) -> Self;
 }
 
 /// A value type the kernels select from.
@@ -111,6 +114,10 @@ macro_rules! keys {
             #[inline(always)]
             fn widen(self) -> u64 {
                 self as u64
+            }
+            #[inline(always)]
+            fn narrow(wide: u64) -> Self {
+                wide as $t
             }
         }
     )*};

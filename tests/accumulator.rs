@@ -87,14 +87,20 @@ fn sequential_pushes_of_a_strided_sequence() {
     assert_eq!(finish(acc, 10), reference(&odd, 10, Direction::Increasing));
 }
 
-/// Long chunks, which `push` selects through the SIMD engine before offering (short ones element by
-/// element): pushed in position order through strided and reversed views, every type, K on both sides of
-/// the engine's limits (16, and 128 candidates on the stack) and both directions, bit for bit against
-/// one call of the reference.
+/// Chunks of every length, pushed in position order or shuffled, through contiguous and reversed views: the engine's
+/// (before the first compaction, and chunks of 64Ki on), the offers with blocks skipped against the K-th
+/// key (contiguous), the offers one by one (reversed). Every type, K on both sides of the engine's limits
+/// (16, and 128 candidates on the stack), both directions, bit for bit against one call of the reference.
 #[test]
 fn long_chunks_equal_one_call() {
     fn check<T: Value>(rng: &mut Rng) {
-        let len = rng.range(1, 6000);
+        // One sequence in ten is long enough for chunks the engine takes after the first compaction.
+        let long = rng.chance(1, 10);
+        let len = if long {
+            rng.range(70_000, 160_000)
+        } else {
+            rng.range(1, 6000)
+        };
         let data: Vec<T> = random_values(rng, len);
         let k = rng.pick(&[1, 2, 8, 16, 17, 50, 100, 128, 129]).min(len);
         let direction = if rng.chance(1, 2) {
@@ -119,18 +125,27 @@ fn long_chunks_equal_one_call() {
             ViewMut::contiguous(&mut expected_i, [k]).unwrap(),
         )
         .unwrap();
-        let mut slots = vec![Slot::EMPTY; 2 * k];
-        let mut acc = Accumulator::new(k, direction, &mut slots).unwrap();
+        let mut pieces = Vec::new();
         let mut start = 0;
         while start < len {
-            let piece = rng.range(1, 4000).min(len - start);
+            let piece = rng.range(1, if long { 100_000 } else { 4000 }).min(len - start);
+            pieces.push((start, piece));
+            start += piece;
+        }
+        // Pieces out of order: an element tied with the K-th kept key may now come before it.
+        let shuffled = rng.chance(1, 4);
+        if shuffled {
+            rng.shuffle(&mut pieces);
+        }
+        let mut slots = vec![Slot::EMPTY; 2 * k];
+        let mut acc = Accumulator::new(k, direction, &mut slots).unwrap();
+        for (start, piece) in pieces {
             let view = if reversed {
                 View::new(&data, [piece], [-1], len - 1 - start).unwrap()
             } else {
                 View::contiguous(&data[start..start + piece], [piece]).unwrap()
             };
-            acc.push(view).unwrap();
-            start += piece;
+            acc.push_at(start as u64, view).unwrap();
         }
         let (mut v, mut i) = (vec![T::ZERO; k], vec![0u64; k]);
         acc.finish(
@@ -142,7 +157,7 @@ fn long_chunks_equal_one_call() {
         assert_eq!(
             (bits(&v), i),
             (bits(&expected_v), expected_i),
-            "{} len {len} k {k} {direction:?} reversed {reversed}",
+            "{} len {len} k {k} {direction:?} reversed {reversed} shuffled {shuffled}",
             T::NAME
         );
     }

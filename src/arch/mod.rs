@@ -51,7 +51,22 @@ macro_rules! by_engine {
     };
 }
 
+/// Work written as plain loops that the compiler vectorizes by itself, with no intrinsics.
+/// [`Engine::run`] compiles it once more inside each SIMD engine's `#[target_feature]` function, so that
+/// those loops use the ISA's width rather than the build's baseline (SSE2 on x86_64). Only what is
+/// inlined there gets the features: implementations make `run` `#[inline(always)]`.
+pub(crate) trait Vectorizable {
+    type Output;
+    fn run(self) -> Self::Output;
+}
+
 impl Engine {
+    /// Runs `work` compiled for this engine's ISA (the scalar and portable engines: for the baseline).
+    #[inline]
+    pub(crate) fn run<W: Vectorizable>(self, work: W) -> W::Output {
+        by_engine!(self, scalar => work.run(), portable => work.run(), token => token.run(work))
+    }
+
     /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
     ///
     /// `buffer` holds `candidates::capacity(seq.len(), k)` entries and `1 <= k <= seq.len()`. Goes

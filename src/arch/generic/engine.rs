@@ -12,7 +12,7 @@
 ///     sorter: Network<U64x8>,                  // how candidates are ordered (see `sorter`)
 /// }
 /// ```
-/// Expands, in the invoking module, to the token's `select` and `select_side` (the engine), to its
+/// Expands, in the invoking module, to the token's `select` and `select_side` (the engine), its `run`, to its
 /// `network_sort`, `partition_select`, `partition_sort` and `partition_lanes` in test builds (`Engine`
 /// reaches them for the tests), and to one `unsafe` function with the ISA's features behind each.
 macro_rules! simd_engine {
@@ -49,6 +49,12 @@ macro_rules! simd_engine {
             ) -> usize {
                 // SAFETY: as in `select`.
                 unsafe { engine_select_side(side, k, flip, emit) }
+            }
+
+            /// Runs `work` compiled with this ISA's features (see `arch::Vectorizable`).
+            pub(crate) fn run<W: $crate::arch::Vectorizable>(self, work: W) -> W::Output {
+                // SAFETY: as in `select`.
+                unsafe { engine_run(work) }
             }
 
             /// The sorting network on these lanes (tests reach it through `Engine`).
@@ -103,6 +109,13 @@ macro_rules! simd_engine {
             emit: &mut dyn FnMut(usize, usize, usize),
         ) -> usize {
             $crate::arch::generic::select_side::<$v32, $v64, T>(side, k, flip, emit)
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[target_feature(enable = $features)]
+        unsafe fn engine_run<W: $crate::arch::Vectorizable>(work: W) -> W::Output {
+            work.run()
         }
 
         /// # Safety
