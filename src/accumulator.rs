@@ -3,9 +3,10 @@
 //!
 //! ```text
 //! slots ← caller buffer of 2K (key, position, value)
-//! push(chunk at start):  long chunk: its own first K by the SIMD engine, each offered as below
-//!                        otherwise, for each x:  if not yet full or (key, position) < K-th kept: append;
-//!                                                if full: compact
+//! push(chunk at start):  long contiguous chunk: its own first K by the SIMD engine, each offered
+//!                        otherwise each block of 32: skipped if no key is at or before the K-th kept one,
+//!                        else each x offered
+//! offer x:               if not yet full or (key, position) < K-th kept: append; if full: compact
 //! merge(other):          push each kept slot of `other`
 //! finish:                select and sort the K best, write values and positions
 //! ```
@@ -38,13 +39,17 @@ const BLOCK: usize = 32;
 /// crossovers then: K = 8 between chunks of 64 and 128, K = 100 at about 4096). Afterwards, offering
 /// skips nearly every block against the K-th key, and the engine, which starts each chunk from no
 /// threshold, catches up only on chunks of 64Ki (Xeon, AVX-512, 1M f32 and i32, K = 8, 16 and 100:
-/// chunks of 32Ki 0.14-0.32 ns an element against 0.14-0.22 offered, 128Ki 0.13-0.17 against 0.13-0.20).
-fn engine_pays(len: usize, k: usize, has_threshold: bool) -> bool {
-    if has_threshold {
-        return len >= 1 << 16;
-    }
+/// chunks of 32Ki 0.14-0.32 ns an element against 0.14-0.22 offered, 128Ki 0.13-0.17 against 0.13-0.20);
+/// on a strided chunk the engine is the scalar one, and never catches up (reversed chunks of 64Ki: 1.0
+/// against 0.49).
+fn engine_pays(len: usize, k: usize, has_threshold: bool, contiguous: bool) -> bool {
     let ratio = if k <= 16 { 16 } else { 48 };
-    len / ratio >= k
+    contiguous
+        && if has_threshold {
+            len >= 1 << 16
+        } else {
+            len / ratio >= k
+        }
 }
 
 /// One kept element: its key, its position in the whole sequence and its value.
@@ -139,9 +144,12 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// Adds the piece of the sequence that starts at position `start`. Pieces may come in any order;
     /// the caller keeps their positions distinct (a position given twice counts twice).
     ///
-    /// A long chunk (at least 16·K elements, 48·K for K > 16; K up to 128, 64 for 64-bit types) is first
-    /// cut to its own top K by the fastest engine this CPU has, with its candidates in 2 KiB of stack:
-    /// about 0.14-0.17 ns an element on long chunks, where offering every element costs about 1.1 ns.
+    /// Once the K-th best key so far is known, blocks of 32 elements with no key at or before it are skipped whole,
+    /// by a test compiled for the widest vectors this CPU has: about 0.2 ns an element for f32 in
+    /// contiguous chunks of any length (0.45 gathered through a stride), where offering each element
+    /// costs about 1.1 ns. Until then, and for contiguous chunks of 64Ki elements on, the chunk is first
+    /// cut to its own top K by the fastest engine (K up to 128, 64 for 64-bit types), with its
+    /// candidates in 2 KiB of stack.
     pub fn push_at(&mut self, start: u64, chunk: View<'_, T, 1>) -> Result<(), Error> {
         let [len] = chunk.sizes();
         let end = start
@@ -155,59 +163,51 @@ impl<'s, T: Element> Accumulator<'s, T> {
         Ok(())
     }
 
-    /// Offers every element of `chunk`, the first at position `start`: a contiguous chunk through
-    /// [`offer_row`](Self::offer_row), which skips blocks with nothing that can enter.
+    /// Offers every element of `chunk`, the first at position `start`, through
+    /// [`offer_blocks`](Self::offer_blocks) compiled for the widest vectors this CPU has.
     fn offer_each(&mut self, start: u64, chunk: &View<'_, T, 1>) {
-        let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
-        let data = chunk.data();
-        let mut address = chunk.layout().offset() as isize;
-        if stride == 1
-            && let Some(row) = data.get(address as usize..).and_then(|rest| rest.get(..len))
-        {
-            let engine = Engine::new(Backend::Auto.resolve()).unwrap_or(Engine::Scalar);
-            return engine.run(OfferRow {
-                accumulator: self,
-                start,
-                row,
-            });
-        }
-        for position in (start..).take(len) {
-            // The view's constructor proved every address of its one dimension inside `data`.
-            if let Some(&value) = data.get(address as usize) {
-                self.offer_value_at(value, position);
-            }
-            // Wrapping: the step after the last element may leave isize (a one-element view may have any
-            // stride) and is never used (fuzz finding 3).
-            address = address.wrapping_add(stride);
-        }
+        let engine = Engine::new(Backend::Auto.resolve()).unwrap_or(Engine::Scalar);
+        engine.run(OfferEach {
+            accumulator: self,
+            start,
+            chunk,
+        });
     }
 
-    /// Offers the elements of `row`, the first at position `start`. Once there is a K-th kept key,
-    /// blocks of [`BLOCK`] whose keys are all beyond it are skipped whole: the test has no branch per
-    /// element, so the compiler makes it vector compares, and random data offers an element in a few
-    /// hundred instead of every one.
+    /// Offers the `len` elements `value_at(0..len)`, the first at position `start`. Once there is a K-th
+    /// kept key, blocks of [`BLOCK`] (`block_at(position)`: the elements from `position` on) whose keys
+    /// are all beyond it are skipped whole: the test has no branch per element, so the compiler makes it
+    /// vector compares, and random data offers one element in a few hundred instead of every one.
+    /// `value_at` and `block_at` are `None` only outside the chunk (never here): such a block is offered
+    /// element by element.
     #[inline(always)]
-    fn offer_row(&mut self, start: u64, row: &[T]) {
-        let mut position = 0;
+    fn offer_blocks(
+        &mut self,
+        start: u64,
+        len: usize,
+        value_at: impl Fn(usize) -> Option<T>,
+        block_at: impl Fn(usize) -> Option<[T; BLOCK]>,
+    ) {
+        let offer_range = |accumulator: &mut Self, positions: core::ops::Range<usize>| {
+            for position in positions {
+                if let Some(value) = value_at(position) {
+                    accumulator.offer_value_at(value, start + position as u64);
+                }
+            }
+        };
         // No threshold until the first compaction: one at a time.
-        while !self.full
-            && let Some(&value) = row.get(position)
-        {
-            self.offer_value_at(value, start + position as u64);
+        let mut position = 0;
+        while !self.full && position < len {
+            offer_range(self, position..position + 1);
             position += 1;
         }
-        let (blocks, tail) = row[position..].as_chunks::<BLOCK>();
-        for block in blocks {
-            if self.may_enter(block) {
-                for (&value, at) in block.iter().zip(position..) {
-                    self.offer_value_at(value, start + at as u64);
-                }
+        while len - position >= BLOCK {
+            if block_at(position).is_none_or(|block| self.may_enter(&block)) {
+                offer_range(self, position..position + BLOCK);
             }
             position += BLOCK;
         }
-        for (&value, at) in tail.iter().zip(position..) {
-            self.offer_value_at(value, start + at as u64);
-        }
+        offer_range(self, position..len);
     }
 
     /// Whether any key of `block` is at or before the K-th kept key (the buffer is full): only those can
@@ -228,13 +228,13 @@ impl<'s, T: Element> Accumulator<'s, T> {
 
     /// Offers only the chunk's own first K, selected by the fastest engine this CPU has (its candidates
     /// on the stack), instead of every element. Returns false, having offered nothing, where offering
-    /// every element is as fast or the candidates do not fit: short chunks ([`engine_pays`]), K over
-    /// `STACK_WORDS / 2` (a quarter of that for 64-bit keys), a broadcast chunk (one element repeated).
+    /// every element is as fast or the candidates do not fit: short or strided chunks ([`engine_pays`]), K
+    /// over `STACK_WORDS / 2` (a quarter of that for 64-bit keys).
     fn push_through_engine(&mut self, start: u64, chunk: &View<'_, T, 1>) -> bool {
         let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
         let k = self.k;
         let needed = scratch_len::<T>(len, k);
-        if k == 0 || stride == 0 || !engine_pays(len, k, self.full) || needed > STACK_WORDS {
+        if k == 0 || !engine_pays(len, k, self.full, stride == 1) || needed > STACK_WORDS {
             return false;
         }
         let Some(engine) = Engine::new(Backend::Auto.resolve()) else {
@@ -357,20 +357,45 @@ impl<'s, T: Element> Accumulator<'s, T> {
     }
 }
 
-/// [`Accumulator::offer_row`] as work for [`Engine::run`]: its block test compiled for the widest
-/// vectors this CPU has (on 1M f32 in chunks of 4096 with K = 100: 0.47 ns an element with SSE2's, 0.21
-/// with AVX-512's).
-struct OfferRow<'a, 's, 'r, T: Element> {
+/// [`Accumulator::offer_blocks`] over a chunk, as work for [`Engine::run`]: the block test compiled for
+/// the widest vectors this CPU has (1M f32 in chunks of 4096 with K = 100: 0.47 ns an element with SSE2's,
+/// 0.21 with AVX-512's). A contiguous chunk and a strided one are two instances: only the first loads a
+/// block as a vector.
+struct OfferEach<'a, 's, 'c, 'd, T: Element> {
     accumulator: &'a mut Accumulator<'s, T>,
     start: u64,
-    row: &'r [T],
+    chunk: &'c View<'d, T, 1>,
 }
 
-impl<T: Element> Vectorizable for OfferRow<'_, '_, '_, T> {
+impl<T: Element> Vectorizable for OfferEach<'_, '_, '_, '_, T> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
-        self.accumulator.offer_row(self.start, self.row);
+        let (accumulator, start, chunk) = (self.accumulator, self.start, self.chunk);
+        let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
+        let (data, offset) = (chunk.data(), chunk.layout().offset());
+        // The view's constructor proved every address of its one dimension inside `data`.
+        if stride == 1
+            && let Some(row) = data.get(offset..).and_then(|rest| rest.get(..len))
+        {
+            let block_at = |position: usize| row.get(position..)?.first_chunk().copied();
+            accumulator.offer_blocks(start, len, |position| row.get(position).copied(), block_at);
+        } else {
+            let value_at = |position: usize| {
+                // Wrapping: positions past the end are never asked for, but a one-element view may have
+                // any stride (fuzz finding 3).
+                let address = (offset as isize).wrapping_add((position as isize).wrapping_mul(stride));
+                data.get(address as usize).copied()
+            };
+            let block_at = |position: usize| {
+                let mut block = [T::ZERO; BLOCK];
+                for (slot, at) in block.iter_mut().zip(position..) {
+                    *slot = value_at(at)?;
+                }
+                Some(block)
+            };
+            accumulator.offer_blocks(start, len, value_at, block_at);
+        }
     }
 }
 
@@ -398,7 +423,7 @@ mod tests {
     fn engine_and_offers_agree() {
         let data: [i32; 700] = core::array::from_fn(|i| (i as i32 * 7919) % 101 - 50);
         let (k, cut) = (8, 600);
-        assert!(engine_pays(cut, k, false) && !engine_pays(data.len() - cut, k, true));
+        assert!(engine_pays(cut, k, false, true) && !engine_pays(data.len() - cut, k, true, true));
         let run = |through_engine: bool| {
             let mut slots = [Slot::EMPTY; 16];
             let mut acc = Accumulator::new(k, Direction::Decreasing, &mut slots).unwrap();

@@ -87,10 +87,11 @@ fn sequential_pushes_of_a_strided_sequence() {
     assert_eq!(finish(acc, 10), reference(&odd, 10, Direction::Increasing));
 }
 
-/// Chunks of every length, pushed in position order or shuffled, through contiguous and reversed views: the engine's
-/// (before the first compaction, and chunks of 64Ki on), the offers with blocks skipped against the K-th
-/// key (contiguous), the offers one by one (reversed). Every type, K on both sides of the engine's limits
-/// (16, and 128 candidates on the stack), both directions, bit for bit against one call of the reference.
+/// Chunks of every length, pushed in position order or shuffled, through contiguous and reversed views:
+/// the engine's (contiguous, before the first compaction or of 64Ki on) and the offers with blocks skipped
+/// against the K-th key (loaded whole when contiguous, gathered when reversed). Every type, K on both
+/// sides of the engine's limits (16, and 128 candidates on the stack), both directions, bit for bit
+/// against one call of the reference.
 #[test]
 fn long_chunks_equal_one_call() {
     fn check<T: Value>(rng: &mut Rng) {
