@@ -144,11 +144,11 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// Adds the piece of the sequence that starts at position `start`. Pieces may come in any order;
     /// the caller keeps their positions distinct (a position given twice counts twice).
     ///
-    /// Once the K-th best key so far is known, blocks of 32 elements with no key at or before it are skipped whole,
-    /// by a test compiled for the widest vectors this CPU has: about 0.2 ns an element for f32 in
-    /// contiguous chunks of any length (0.45 gathered through a stride), where offering each element
-    /// costs about 1.1 ns. Until then, and for contiguous chunks of 64Ki elements on, the chunk is first
-    /// cut to its own top K by the fastest engine (K up to 128, 64 for 64-bit types), with its
+    /// Once the K-th best key so far is known, blocks of 32 elements with no key at or before it are
+    /// skipped whole, by a test compiled for the widest vectors this CPU has: about 0.2 ns an element for
+    /// f32 in contiguous chunks of any length (0.45 gathered through a stride), where offering each
+    /// element costs about 1.1 ns. Until then, and for contiguous chunks of 64Ki elements on, the chunk is
+    /// first cut to its own top K by the fastest engine (K up to 128, 64 for 64-bit types), with its
     /// candidates in 2 KiB of stack.
     pub fn push_at(&mut self, start: u64, chunk: View<'_, T, 1>) -> Result<(), Error> {
         let [len] = chunk.sizes();

@@ -12,9 +12,10 @@
 ///     sorter: Network<U64x8>,                  // how candidates are ordered (see `sorter`)
 /// }
 /// ```
-/// Expands, in the invoking module, to the token's `select` and `select_side` (the engine), its `run`, to its
-/// `network_sort`, `partition_select`, `partition_sort` and `partition_lanes` in test builds (`Engine`
-/// reaches them for the tests), and to one `unsafe` function with the ISA's features behind each.
+/// Expands, in the invoking module, to the token's `select` and `select_side` (the engine) and `run` (any
+/// `arch::Vectorizable` work), to its `network_sort`, `partition_select`, `partition_sort` and
+/// `partition_lanes` in test builds (`Engine` reaches them for the tests), and to one `unsafe` function with
+/// the ISA's features behind each.
 macro_rules! simd_engine {
     (
         token: $token:ty,
