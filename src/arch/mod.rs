@@ -12,6 +12,8 @@
 //!
 //! `impl Engine` here dispatches a resolved [`Engine`] to its code (`by_engine!`), and
 //! `engines_compiled_here!` compiles that dispatch once for every element type (see [`Engines`]).
+//! [`Engine::run`] also compiles plain loops written elsewhere ([`Vectorizable`]: the accumulator's block
+//! test) for the engine's ISA.
 
 pub(crate) mod all;
 pub(crate) mod generic;
