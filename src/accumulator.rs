@@ -331,11 +331,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// Offers one element already selected elsewhere (a piece's own top K), at its sequence position.
     #[cfg(feature = "rayon")]
     pub(crate) fn offer_value(&mut self, value: T, position: u64) {
-        self.offer(Slot {
-            key: ordered_key(value, self.flip),
-            position,
-            value,
-        });
+        self.offer_value_at(value, position);
         self.seen += 1;
     }
 
