@@ -15,7 +15,7 @@ use crate::data_type::DataType;
 
 mod sealed {
     use crate::backend::Engine;
-    use crate::entry::Emit;
+    use crate::entry::{Buffer, Emit};
     use crate::sequence::{Sequence, Side};
 
     pub trait Sealed {
@@ -63,6 +63,7 @@ mod sealed {
             side: &Side<'_, Self>,
             k: usize,
             flip: u64,
+            buffer: Buffer<'_>,
             emit: &mut dyn FnMut(usize, usize, usize),
         ) -> usize;
     }

@@ -87,7 +87,7 @@ pub use element::{Direction, Element, Key};
 pub use error::{Error, Tensor};
 pub use half::{bf16, f16};
 pub use index::Index;
-pub use topk::{TopK, check_request, scratch_len, topk, topk_on_stack};
+pub use topk::{TopK, check_request, scratch_len, scratch_len_for, topk, topk_on_stack};
 pub use view::{Layout, MAX_RANK, View, ViewMut, padded_axis};
 
 /// The README's Rust examples, compiled and run as doctests.

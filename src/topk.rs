@@ -7,7 +7,7 @@ use core::ptr::NonNull;
 
 use crate::backend::{Backend, Engine};
 use crate::element::{Direction, Element, Key};
-use crate::entry::{Emit, Entry, packs_in_one_word};
+use crate::entry::{Buffer, Emit, Entry, packs_in_one_word};
 use crate::error::{Error, Tensor};
 use crate::index::Index;
 use crate::sequence::{Sequence, Side};
@@ -33,6 +33,56 @@ pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
     };
     // Saturating: huge `len` and `k` (possible with an empty tensor) must not overflow (fuzz finding 1).
     candidates::capacity(len, k).saturating_mul(words)
+}
+
+/// Scratch words for the fastest path of a request whose input has the layout `input`: what
+/// [`TopK::scratch_len`] says of its plan, known before the tensors are.
+///
+/// That is [`scratch_len`]`::<T>(n, k)` (the least any request takes), except on a non-last axis whose
+/// neighbouring sequences are adjacent in memory (the innermost dimension, stride 1) with K above 16:
+/// there it is 16 times that, a candidate buffer for each of the 16 sequences the engines read side
+/// by side (on x86_64 and aarch64, where those engines are). Given less, such a request reads its
+/// sequences one at a time, each through its stride: one cache line per element, 4x slower on
+/// 4096 x 256 f32 with K = 50 (BENCHMARKS.md). 0 when there is nothing to select (K = 0, no element,
+/// or no such axis).
+///
+/// ```
+/// use topk_kernels::{Layout, Tensor, scratch_len, scratch_len_for};
+/// let columns = Layout::contiguous(Tensor::Input, [1000, 64], 64_000)?;
+/// let rows = Layout::contiguous(Tensor::Input, [64, 1000], 64_000)?;
+/// # #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+/// assert_eq!(scratch_len_for::<f32, 2>(&columns, 0, 50), 16 * scratch_len::<f32>(1000, 50));
+/// assert_eq!(scratch_len_for::<f32, 2>(&columns, 0, 16), scratch_len::<f32>(1000, 16));
+/// assert_eq!(scratch_len_for::<f32, 2>(&rows, 1, 50), scratch_len::<f32>(1000, 50));
+/// # Ok::<(), topk_kernels::Error>(())
+/// ```
+pub fn scratch_len_for<T: Element, const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> usize {
+    let Some(&len) = input.sizes().get(axis) else {
+        return 0;
+    };
+    if k == 0 || input.elements() == 0 {
+        return 0;
+    }
+    let least = scratch_len::<T>(len, k);
+    if side_pools(input, axis, k) {
+        least.saturating_mul(MAX_LANES)
+    } else {
+        least
+    }
+}
+
+/// The innermost dimension of `input`, if sequences along `axis` can be read side by side there: it is
+/// not the axis, and has stride 1 and more than one sequence.
+fn side_dimension<const D: usize>(input: &Layout<D>, axis: usize) -> Option<usize> {
+    let inner = D.checked_sub(1)?;
+    let adjacent = axis != inner && input.strides()[inner] == 1 && input.sizes()[inner] > 1;
+    adjacent.then_some(inner)
+}
+
+/// Whether sequences along `axis` of `input` are read side by side with a candidate buffer each (K
+/// above the lanes' sorted slots), which [`scratch_len_for`] gives [`MAX_LANES`] buffers.
+fn side_pools<const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> bool {
+    arch::SIDE_POOLS && k > arch::SIDE_MAX_K && side_dimension(input, axis).is_some()
 }
 
 /// Selects the first `k` elements of every sequence along `axis` (SPEC.md §1).
@@ -249,10 +299,39 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         self.k
     }
 
-    /// Scratch words [`run`](Self::run) needs.
+    /// Scratch words for [`run`](Self::run)'s fastest path: [`scratch_len_for`] the plan's input (16
+    /// times [`min_scratch_len`](Self::min_scratch_len) on a non-last axis with K above 16, else the
+    /// same; 0 with no sequence).
+    ///
+    /// ```
+    /// use topk_kernels::{Direction, TopK, View, ViewMut, scratch_len};
+    /// let x = vec![0f32; 1000 * 64];
+    /// let (mut v, mut i) = (vec![0f32; 50 * 64], vec![0u32; 50 * 64]);
+    /// let plan = TopK::new(
+    ///     View::contiguous(&x, [1000, 64])?,
+    ///     0,
+    ///     50,
+    ///     Direction::Decreasing,
+    ///     ViewMut::contiguous(&mut v, [50, 64])?,
+    ///     ViewMut::contiguous(&mut i, [50, 64])?,
+    /// )?;
+    /// # #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    /// assert_eq!(plan.scratch_len(), 16 * scratch_len::<f32>(1000, 50));
+    /// assert_eq!(plan.min_scratch_len(), scratch_len::<f32>(1000, 50));
+    /// # Ok::<(), topk_kernels::Error>(())
+    /// ```
     pub fn scratch_len(&self) -> usize {
         if self.sequences.is_empty() {
             // Nothing to run: an empty tensor with a huge axis needs no scratch (fuzz finding 2).
+            return 0;
+        }
+        scratch_len_for::<T, D>(self.input.layout(), self.axis, self.k)
+    }
+
+    /// The least scratch [`run`](Self::run) takes: [`scratch_len`]`::<T>(n, k)` words, one sequence's
+    /// candidates (0 with no sequence).
+    pub fn min_scratch_len(&self) -> usize {
+        if self.sequences.is_empty() {
             return 0;
         }
         scratch_len::<T>(self.sequence_len(), self.k)
@@ -303,7 +382,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         };
         let needed = match engine {
             None => 0,
-            Some(_) => self.scratch_len(),
+            Some(_) => self.min_scratch_len(),
         };
         if scratch.len() < needed {
             return Err(Error::Scratch {
@@ -328,16 +407,19 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
                     }
                 })
             }
-            Some(engine) if packed => self.with_buffer::<u64>(engine, sequences, &mut scratch[..needed]),
-            Some(engine) => self.with_buffer::<[u64; 2]>(engine, sequences, &mut scratch[..needed]),
+            Some(engine) if packed => self.with_buffer::<u64>(engine, sequences, scratch, needed),
+            Some(engine) => self.with_buffer::<[u64; 2]>(engine, sequences, scratch, needed),
         }
         Ok(())
     }
 
-    fn with_buffer<E: Entry>(&mut self, engine: Engine, sequences: Range<usize>, scratch: &mut [u64]) {
-        let buffer = E::from_words(scratch);
-        let mut one = |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_>| engine.select(seq, k, flip, buffer, emit);
-        let Some(inner) = self.side_by_side(engine) else {
+    /// Runs `sequences` with `engine`, its candidates in `scratch`: the first `needed` words (one
+    /// sequence's) or, read side by side with K above 16, all of it.
+    fn with_buffer<E: Entry>(&mut self, engine: Engine, sequences: Range<usize>, scratch: &mut [u64], needed: usize) {
+        let Some(inner) = self.side_by_side(engine, scratch.len()) else {
+            let buffer = E::from_words(&mut scratch[..needed]);
+            let mut one =
+                |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_>| engine.select(seq, k, flip, buffer, emit);
             if self.tiny_rows(engine, sequences.len()) {
                 return self.each_tiny(sequences, engine, &mut one);
             }
@@ -347,23 +429,25 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         let mut next = sequences.start;
         while next < sequences.end {
             next = self.each_side(next..sequences.end, |side, k, flip, emit| {
-                engine.select_side::<T>(side, k, flip, emit)
+                engine.select_side::<T>(side, k, flip, E::buffer(E::from_words(scratch)), emit)
             });
             let coord = coordinates(self.input.sizes(), self.axis, next);
             let rest_of_run = (self.input.sizes()[inner] - coord[inner]).min(sequences.end - next);
-            self.each_sequence(next..next + rest_of_run, &mut one);
+            let buffer = E::from_words(&mut scratch[..needed]);
+            self.each_sequence(next..next + rest_of_run, |seq, k, flip, emit| {
+                engine.select(seq, k, flip, buffer, emit)
+            });
             next += rest_of_run;
         }
     }
 
-    /// The innermost dimension, if `engine` can read sequences side by side here: it is not the axis,
-    /// has input stride 1 and more than one sequence, and K is small enough for lanes' pools.
-    fn side_by_side(&self, engine: Engine) -> Option<usize> {
-        let inner = D.checked_sub(1)?;
-        let fits = self.axis != inner
-            && self.input.layout().strides()[inner] == 1
-            && self.input.sizes()[inner] > 1
-            && self.k <= arch::SIDE_MAX_K;
+    /// The innermost dimension, if `engine` can read sequences side by side here: there is one
+    /// ([`side_dimension`]), and K fits the lanes' sorted slots or `scratch` words hold the buffers
+    /// [`side_pools`] needs.
+    fn side_by_side(&self, engine: Engine, scratch: usize) -> Option<usize> {
+        let (input, axis) = (self.input.layout(), self.axis);
+        let inner = side_dimension(input, axis)?;
+        let fits = self.k <= arch::SIDE_MAX_K || (side_pools(input, axis, self.k) && scratch >= self.scratch_len());
         (fits && engine.has_sides()).then_some(inner)
     }
 
@@ -428,7 +512,8 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
                     )
                 };
                 let (values, indices) = (&self.values, &self.indices);
-                let taken = engine.select_side::<T>(&side, self.k, flip, &mut |lane, rank, position| {
+                let no_buffer = Buffer::Packed(&mut []);
+                let taken = engine.select_side::<T>(&side, self.k, flip, no_buffer, &mut |lane, rank, position| {
                     debug_assert!(done + lane < MAX_LANES && rank < self.k && position < len);
                     let Some(&[values_start, indices_start]) = outputs.get(done + lane) else {
                         return;
@@ -744,6 +829,60 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every engine this build has against the reference along axis 0 of `data` as `n x 9`: nine
+    /// neighbouring sequences, read side by side (a group of the engine's lanes, the rest one at a
+    /// time), with K in the lanes' sorted slots and above them, given the plan's scratch or the least.
+    fn agrees_on_a_non_last_axis<T: Element + PartialEq + core::fmt::Debug>(data: &[T], n: usize) {
+        const COUNT: usize = 9;
+        let input = View::contiguous(&data[..n * COUNT], [n, COUNT]).unwrap();
+        for k in [3, 17, n] {
+            let direction = if k == 17 {
+                Direction::Increasing
+            } else {
+                Direction::Decreasing
+            };
+            let (mut want_v, mut want_i) = (vec![T::ZERO; k * COUNT], vec![0u32; k * COUNT]);
+            let (v, i) = (
+                ViewMut::contiguous(&mut want_v[..], [k, COUNT]).unwrap(),
+                ViewMut::contiguous(&mut want_i[..], [k, COUNT]).unwrap(),
+            );
+            naive::topk(input, 0, k, direction, v, i).unwrap();
+            // As above, miri leaves out `Auto`, which is `Portable` there.
+            let runs = |b: &Backend| b.is_available() && *b != Backend::Naive && !(cfg!(miri) && *b == Backend::Auto);
+            for backend in Backend::ALL.into_iter().filter(runs) {
+                for least in [false, true] {
+                    let (mut got_v, mut got_i) = (vec![T::ZERO; k * COUNT], vec![0u32; k * COUNT]);
+                    let (v, i) = (
+                        ViewMut::contiguous(&mut got_v[..], [k, COUNT]).unwrap(),
+                        ViewMut::contiguous(&mut got_i[..], [k, COUNT]).unwrap(),
+                    );
+                    let mut plan = TopK::new(input, 0, k, direction, v, i).unwrap();
+                    let words = if least {
+                        scratch_len::<T>(n, k)
+                    } else {
+                        plan.scratch_len()
+                    };
+                    plan.run_sequences(0..COUNT, backend, &mut vec![0u64; words]).unwrap();
+                    assert_eq!(got_i, want_i, "{} {} k {k} least {least}", backend.name(), T::NAME);
+                    assert_eq!(got_v, want_v);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn engines_agree_on_a_non_last_axis() {
+        let bits = |i: u32| i.wrapping_mul(0x9E37_79B9).rotate_left(i % 7);
+        // Sequences of 40 with K = 17 compact their buffers (of 34) once; miri runs shorter ones.
+        let n = if cfg!(miri) { 20 } else { 40 };
+        let f32s: [f32; 40 * 9] = core::array::from_fn(|i| f32::from_bits(bits(i as u32) >> 2));
+        agrees_on_a_non_last_axis(&f32s, n);
+        let f64s: [f64; 40 * 9] = core::array::from_fn(|i| f64::from(f32s[i]));
+        agrees_on_a_non_last_axis(&f64s, n);
+        let u8s: [u8; 40 * 9] = core::array::from_fn(|i| (bits(i as u32) % 5) as u8);
+        agrees_on_a_non_last_axis(&u8s, n);
     }
 
     #[test]

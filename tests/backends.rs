@@ -278,15 +278,17 @@ per_type! {
 
 /// A non-last axis whose neighbouring sequences are adjacent (the engines read them side by side, one
 /// per lane): neighbour counts around the lane counts (4, 8, 16) so that runs split into full groups and
-/// a remainder done one at a time, K at both ends of each slot count (8, 16) and just past the side-by-side limit.
+/// a remainder done one at a time, K at both ends of each slot count (8, 16), and above them (a candidate
+/// buffer per lane): just past, a fifth of the longer sequences (their buffers compact many times), and
+/// K = n.
 fn sides<T: Bits>(seed: u64) {
     let mut rng = Rng(seed | 1);
     let shapes: &[(usize, usize)] = if cfg!(miri) {
         &[(20, 9)]
     } else {
-        &[(1, 8), (5, 16), (40, 17), (97, 33), (300, 20)]
+        &[(1, 8), (5, 16), (40, 17), (97, 33), (300, 20), (1500, 17)]
     };
-    many_sequences::<T>(&mut rng, shapes, &[1, 3, 8, 9, 16, 17], true);
+    many_sequences::<T>(&mut rng, shapes, &[1, 3, 8, 9, 16, 17, 60, usize::MAX], true);
 }
 
 per_type! {

@@ -19,7 +19,7 @@
 
 use std::process::Command;
 
-use topk_kernels::{Accumulator, Direction, Slot, View, ViewMut, bf16, naive, scratch_len, topk, topk_on_stack};
+use topk_kernels::{Accumulator, Direction, Slot, TopK, View, ViewMut, bf16, naive, scratch_len, topk, topk_on_stack};
 
 /// The stated bound on one call, including `topk_on_stack::<64, ..>`'s 2 KiB buffer and the thread's own
 /// start-up frames: 16 KiB optimised (measured: fits glibc's 16 KiB minimum thread), 512 KiB in a debug
@@ -101,6 +101,26 @@ fn f64_side_by_side() -> u64 {
         &mut scratch,
     )
     .unwrap();
+    i.iter().sum::<u64>()
+}
+
+/// f64 along a non-last axis with K = 64 and the plan's scratch: sixteen sequences side by side, a
+/// candidate buffer each in the scratch (the lanes' pools on the stack).
+fn f64_side_pools() -> u64 {
+    const LANES: usize = 16;
+    let raw = data(N * LANES);
+    let x: Vec<f64> = raw.iter().map(|&b| f64::from_bits(b)).collect();
+    let (mut v, mut i) = (vec![0.0f64; K * LANES], vec![0u64; K * LANES]);
+    let mut plan = TopK::new(
+        View::contiguous(&x, [N, LANES]).unwrap(),
+        0,
+        K,
+        Direction::Increasing,
+        ViewMut::contiguous(&mut v, [K, LANES]).unwrap(),
+        ViewMut::contiguous(&mut i, [K, LANES]).unwrap(),
+    )
+    .unwrap();
+    plan.run(&mut vec![0u64; plan.scratch_len()]).unwrap();
     i.iter().sum::<u64>()
 }
 
@@ -221,12 +241,13 @@ fn u64_accumulator_pushes() -> u64 {
 /// The calls measured, by name. Index 0 is an empty thread: the baseline the others add to.
 type Call = (&'static str, fn() -> u64);
 
-const CALLS: [Call; 9] = [
+const CALLS: [Call; 10] = [
     ("empty thread", || 0),
     ("u8 n = 8, K = 1, topk", small_call),
     ("f64/i64 rank 8, topk_on_stack::<64>", f64_rank8_on_stack),
     ("u64 strided, topk_on_stack::<64>", u64_strided_on_stack),
     ("f64 non-last axis, 16 side by side, K = 16", f64_side_by_side),
+    ("f64 non-last axis, 16 side by side, K = 64", f64_side_pools),
     ("f64 rows of 32, K = 16 (the tile)", f64_tiny_rows),
     ("bf16 full sort (K = n = 1000) + naive", bf16_full_sort_and_naive),
     (

@@ -4,7 +4,10 @@
 use std::ffi::{CStr, c_void};
 use std::ptr;
 
-use topk_kernels::{Direction, Element, View, ViewMut, bf16, f16, naive, padded_axis, scratch_len};
+use topk_kernels::{
+    Direction, Element, Layout, MAX_RANK, Tensor, View, ViewMut, bf16, f16, naive, padded_axis, scratch_len,
+    scratch_len_for,
+};
 use topk_kernels_capi::*;
 
 /// The element types as the tests need them: their C code and their bits, for bitwise comparison.
@@ -321,7 +324,16 @@ fn differential<T: Sample, I: Sample + topk_kernels::Index>(rng: &mut Rng) {
     // SAFETY: the descriptor and its sizes are live locals.
     let status = unsafe { topk1_scratch_bytes(&input_desc, axis as u32, k as u32, &mut bytes) };
     assert_eq!(status, TOPK_STATUS_OK, "{context}");
-    assert_eq!(bytes, scratch_len::<T>(n, k) * 8, "{context}");
+    // The crate's fastest-path scratch for the input's layout (0 for an empty tensor).
+    let layout = Layout::padded(
+        Tensor::Input,
+        &usizes(&sizes),
+        to_isize(&in_strides).as_deref(),
+        0,
+        usize::MAX,
+    );
+    let fastest = scratch_len_for::<T, MAX_RANK>(&layout.expect(&context), padded_axis(axis, sizes.len()), k);
+    assert_eq!(bytes, fastest * 8, "{context}");
     // Dirty scratch: topk1 must not depend on its contents.
     let mut scratch: Vec<u64> = (0..bytes / 8).map(|_| rng.next()).collect();
     let scratch_ptr = if bytes == 0 {
@@ -346,6 +358,73 @@ fn differential<T: Sample, I: Sample + topk_kernels::Index>(rng: &mut Rng) {
     assert_eq!(status, TOPK_STATUS_OK, "{context}: {}", message(status));
     assert_eq!(bits_of(&values), bits_of(&want_values), "{context}");
     assert_eq!(bits_of(&indices), bits_of(&want_indices), "{context}");
+}
+
+/// A non-last axis with K above 16 gives the same answer with the scratch `topk1_scratch_bytes` reports
+/// (16 sequences side by side) and with the least, one sequence's (one at a time); less than that is
+/// refused.
+#[test]
+fn non_last_axis_takes_either_scratch() {
+    const N: usize = 300;
+    const COUNT: usize = 20;
+    const K: usize = 40;
+    let mut rng = Rng(7);
+    let mut input: Vec<f32> = (0..N * COUNT).map(|_| f32::from_bits(rng.next() as u32 >> 2)).collect();
+    let (sizes, out_sizes) = ([N as u32, COUNT as u32], [K as u32, COUNT as u32]);
+    let input_desc = desc(TOPK_DATA_TYPE_FLOAT32, &sizes, None, input.as_mut_ptr(), N * COUNT * 4);
+    let mut bytes = 0usize;
+    // SAFETY: the descriptor and its sizes are live locals.
+    let status = unsafe { topk1_scratch_bytes(&input_desc, 0, K as u32, &mut bytes) };
+    assert_eq!(status, TOPK_STATUS_OK);
+    let least = scratch_len::<f32>(N, K) * 8;
+    let mut answers = Vec::new();
+    for given in [bytes, least, least - 8] {
+        let (mut values, mut indices) = (vec![0f32; K * COUNT], vec![0u32; K * COUNT]);
+        let values_desc = desc(
+            TOPK_DATA_TYPE_FLOAT32,
+            &out_sizes,
+            None,
+            values.as_mut_ptr(),
+            K * COUNT * 4,
+        );
+        let indices_desc = desc(
+            TOPK_DATA_TYPE_UINT32,
+            &out_sizes,
+            None,
+            indices.as_mut_ptr(),
+            K * COUNT * 4,
+        );
+        let mut scratch = vec![0u64; given.div_ceil(8)];
+        // SAFETY: every descriptor points into a live buffer of the bytes given; the buffers are distinct
+        // allocations, and `scratch` holds at least `given` bytes.
+        let status = unsafe {
+            topk1(
+                &input_desc,
+                &values_desc,
+                &indices_desc,
+                0,
+                K as u32,
+                1,
+                scratch.as_mut_ptr().cast(),
+                given,
+            )
+        };
+        answers.push((status, bits_of(&values), indices));
+    }
+    let (mut want_values, mut want_indices) = (vec![0f32; K * COUNT], vec![0u32; K * COUNT]);
+    naive::topk(
+        View::contiguous(&input, [N, COUNT]).unwrap(),
+        0,
+        K,
+        Direction::Decreasing,
+        ViewMut::contiguous(&mut want_values, [K, COUNT]).unwrap(),
+        ViewMut::contiguous(&mut want_indices, [K, COUNT]).unwrap(),
+    )
+    .unwrap();
+    let want = (TOPK_STATUS_OK, bits_of(&want_values), want_indices);
+    assert_eq!(answers[0], want);
+    assert_eq!(answers[1], want);
+    assert_eq!(answers[2].0, TOPK_STATUS_SCRATCH_TOO_SMALL);
 }
 
 macro_rules! differential_tests {
@@ -662,6 +741,38 @@ fn scratch_bytes() {
     // 64-bit keys take two words a candidate, 32-bit ones one.
     assert_eq!(bytes_for(TOPK_DATA_TYPE_FLOAT64, &[100], 0, 10), (TOPK_STATUS_OK, 320));
     assert_eq!(bytes_for(TOPK_DATA_TYPE_FLOAT32, &[100], 0, 10), (TOPK_STATUS_OK, 160));
+    // A non-last axis over a contiguous last dimension with K above 16: a buffer for each of 16
+    // sequences read side by side, where those engines are. K = 16, or a strided last dimension: one.
+    let side_by_side = if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        16
+    } else {
+        1
+    };
+    assert_eq!(
+        bytes_for(TOPK_DATA_TYPE_FLOAT32, &[1000, 64], 0, 50),
+        (TOPK_STATUS_OK, side_by_side * 800)
+    );
+    assert_eq!(
+        bytes_for(TOPK_DATA_TYPE_FLOAT32, &[1000, 64], 0, 16),
+        (TOPK_STATUS_OK, 256)
+    );
+    let d = desc(
+        TOPK_DATA_TYPE_FLOAT32,
+        &[1000, 64],
+        Some(&[1, 1000]),
+        ptr::null_mut::<u8>(),
+        0,
+    );
+    let mut bytes = 0usize;
+    // SAFETY: the descriptor, its sizes and strides are live locals.
+    let status = unsafe { topk1_scratch_bytes(&d, 0, 50, &mut bytes) };
+    assert_eq!(status, TOPK_STATUS_OK);
+    assert_eq!(bytes, 800);
+    // Nothing to select in an empty tensor: no scratch, whatever the axis's size.
+    assert_eq!(
+        bytes_for(TOPK_DATA_TYPE_FLOAT32, &[0, 1000], 1, 50),
+        (TOPK_STATUS_OK, 0)
+    );
 
     assert_eq!(bytes_for(99, &[4], 0, 1), (TOPK_STATUS_DATA_TYPE, 777));
     assert_eq!(bytes_for(TOPK_DATA_TYPE_UINT8, &[4], 1, 1), (TOPK_STATUS_AXIS, 777));

@@ -35,6 +35,11 @@ use crate::sequence::{Sequence, Side};
 /// vector slots).
 pub(crate) const SIDE_MAX_K: usize = generic::SMALL_K;
 
+/// Whether the engines read sequences side by side above [`SIDE_MAX_K`] too, with a candidate buffer
+/// per lane in the scratch: where SIMD engines exist. Elsewhere (firmware) the portable lanes keep the
+/// path's code out of a 32 KiB flash budget.
+pub(crate) const SIDE_POOLS: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+
 /// `match $engine`: `$scalar` on the scalar engine, `$portable` on the portable one, and `$simd` on each
 /// SIMD engine compiled here, with `$token` its capability token (each token has the same methods,
 /// from [`generic::engine::simd_engine!`]).
@@ -172,17 +177,19 @@ impl Engine {
 
     /// Takes the first `done` sequences of `side` (one per lane, all of them or none: `done` is 0 or the
     /// engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
-    /// position)`; `1 <= k <= SIDE_MAX_K`. Goes through `T`'s instance, compiled in this crate (see
-    /// [`Engines`]).
+    /// position)`; `k >= 1`. K above [`SIDE_MAX_K`] needs a candidate buffer per lane in `buffer`
+    /// (see `TopK::scratch_len`): with fewer, nothing is taken. Goes through `T`'s instance, compiled in
+    /// this crate (see [`Engines`]).
     #[inline]
     pub(crate) fn select_side<T: Element>(
         self,
         side: &Side<'_, T>,
         k: usize,
         flip: u64,
+        buffer: Buffer<'_>,
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
-        T::select_side(self, side, k, flip, emit)
+        T::select_side(self, side, k, flip, buffer, emit)
     }
 
     /// [`select_side`](Self::select_side)'s body, instantiated by [`Engines::select_side`] alone.
@@ -192,12 +199,13 @@ impl Engine {
         side: &Side<'_, T>,
         k: usize,
         flip: u64,
+        buffer: Buffer<'_>,
         emit: &mut dyn FnMut(usize, usize, usize),
     ) -> usize {
         by_engine!(self,
             scalar => 0,
-            portable => all::portable::select_side::<T>(side, k, flip, emit),
-            token => token.select_side::<T>(side, k, flip, emit),
+            portable => all::portable::select_side::<T>(side, k, flip, buffer, emit),
+            token => token.select_side::<T>(side, k, flip, buffer, emit),
         )
     }
 }
@@ -234,9 +242,10 @@ macro_rules! engines_compiled_here {
                 side: &Side<'_, $t>,
                 k: usize,
                 flip: u64,
+                buffer: Buffer<'_>,
                 emit: &mut dyn FnMut(usize, usize, usize),
             ) -> usize {
-                engine.select_side_here(side, k, flip, emit)
+                engine.select_side_here(side, k, flip, buffer, emit)
             }
         }
     )*};

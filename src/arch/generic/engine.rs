@@ -46,10 +46,11 @@ macro_rules! simd_engine {
                 side: &$crate::sequence::Side<'_, T>,
                 k: usize,
                 flip: u64,
+                buffer: $crate::entry::Buffer<'_>,
                 emit: &mut dyn FnMut(usize, usize, usize),
             ) -> usize {
                 // SAFETY: as in `select`.
-                unsafe { engine_select_side(side, k, flip, emit) }
+                unsafe { engine_select_side(side, k, flip, buffer, emit) }
             }
 
             /// Runs `work` compiled with this ISA's features (see `arch::Vectorizable`).
@@ -107,9 +108,10 @@ macro_rules! simd_engine {
             side: &$crate::sequence::Side<'_, T>,
             k: usize,
             flip: u64,
+            buffer: $crate::entry::Buffer<'_>,
             emit: &mut dyn FnMut(usize, usize, usize),
         ) -> usize {
-            $crate::arch::generic::select_side::<$v32, $v64, T>(side, k, flip, emit)
+            $crate::arch::generic::select_side::<$v32, $v64, $sorter, T>(side, k, flip, buffer, emit)
         }
 
         /// # Safety
