@@ -50,7 +50,9 @@
 //!   builds for bare-metal targets such as `thumbv7em-none-eabihf`.
 //!
 //! # Memory
-//! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences.
+//! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences
+//! ([`scratch_len`]); on a non-last axis with K > 16, 16 times that runs 16 sequences side by side, a
+//! buffer each ([`scratch_len_for`], [`TopK::scratch_len`]; 4x faster than one at a time).
 //! Stack: a few KiB in an optimised build (a non-last axis with K ≤ 16 keeps each SIMD lane's best K
 //! in 8 or 16 slots of vectors, 2 KiB at most; rows of up to 32 are read from a tile of 16 of them, 4 KiB
 //! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network

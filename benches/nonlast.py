@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""A non-last axis with K above 16 beside ONNX Runtime and NumPy: builds of `topk bench` (best of two
+medians each, alternated) and the peers through `shared/bench/peers.py`'s own functions, one table.
+
+Usage (the peers' venv of BENCHMARKS.md):
+  /tmp/peers/bin/python benches/nonlast.py [--peers ../shared/bench] BIN [BIN ...]
+  e.g. /tmp/peers/bin/python benches/nonlast.py /tmp/topk-before target/release/examples/topk
+"""
+import argparse, json, os, subprocess, sys
+
+# (shape, axis, K, numpy dtype, `topk bench` dtype); uniform data, `Decreasing`.
+CASES = [
+    ((4096, 256), 0, 50, "float32", "f32"),
+    ((4096, 256), 0, 17, "float32", "f32"),
+    ((4096, 256), 0, 50, "float16", "f16"),
+    ((65536, 16), 0, 100, "float32", "f32"),
+    ((1024, 256), 0, 50, "float32", "f32"),
+    ((128, 4096), 0, 100, "float32", "f32"),
+    ((256, 4096), 0, 100, "float32", "f32"),
+]
+
+def ours(binary, shape, axis, k, dtype):
+    out = subprocess.run([binary, "bench", "--shape", ",".join(map(str, shape)), "--dtype", dtype, "--axis",
+                          str(axis), "--k", str(k), "--reps", "21", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])["median_s"]
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bins", nargs="+")
+    ap.add_argument("--peers", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "bench"))
+    a = ap.parse_args()
+    sys.path.insert(0, a.peers)
+    from peers import bench, make, numpy_topk, onnx_model, ort_runner
+    names = " | ".join(os.path.basename(b) for b in a.bins)
+    print(f"| shape, axis {CASES[0][1]} | K | dtype | {names} | ONNX Runtime | NumPy | last vs fastest peer |")
+    print("| --- " * (len(a.bins) + 6) + "|")
+    for shape, axis, k, np_dtype, dtype in CASES:
+        x = make(shape, np_dtype, "uniform")
+        ort = bench(ort_runner(onnx_model(shape, axis, k, 1, np_dtype)), x, 11)
+        npy = bench(lambda x: numpy_topk(x, axis, k, 1), x, 5)
+        best = {b: float("inf") for b in a.bins}
+        for _ in range(2):
+            for b in a.bins:
+                best[b] = min(best[b], ours(b, shape, axis, k, dtype))
+        times = " | ".join(f"{best[b] * 1e3:.2f} ms" for b in a.bins)
+        ratio = min(ort, npy) / best[a.bins[-1]]
+        print(f"| {shape[0]} x {shape[1]} | {k} | {dtype} | {times} | {ort * 1e3:.2f} ms | {npy * 1e3:.2f} ms"
+              f" | {ratio:.1f}x |", flush=True)
+
+if __name__ == "__main__":
+    main()
