@@ -88,7 +88,8 @@ fn side_pools<const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> bool 
 /// Selects the first `k` elements of every sequence along `axis` (SPEC.md §1).
 ///
 /// Validates everything first; on error nothing is written. `scratch` needs
-/// [`scratch_len`]`::<T>(input.sizes()[axis], k)` words.
+/// [`scratch_len`]`::<T>(input.sizes()[axis], k)` words; [`scratch_len_for`] says what runs fastest
+/// (16 times as much on a non-last axis with K above 16).
 ///
 /// ```
 /// use topk_kernels::{Direction, View, ViewMut, scratch_len, topk};
