@@ -82,7 +82,7 @@ fn side_dimension<const D: usize>(input: &Layout<D>, axis: usize) -> Option<usiz
 /// Whether sequences along `axis` of `input` are read side by side with a candidate buffer each (K
 /// above the lanes' sorted slots), which [`scratch_len_for`] gives [`MAX_LANES`] buffers.
 fn side_pools<const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> bool {
-    arch::SIDE_POOLS && k > arch::SIDE_MAX_K && side_dimension(input, axis).is_some()
+    arch::SIMD_ENGINES && k > arch::SIDE_MAX_K && side_dimension(input, axis).is_some()
 }
 
 /// Selects the first `k` elements of every sequence along `axis` (SPEC.md §1).
@@ -460,7 +460,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     /// [`each_tiny`]: TopK::each_tiny
     fn tiny_rows(&self, engine: Engine, sequences: usize) -> bool {
         let len = self.sequence_len();
-        cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
+        arch::SIMD_ENGINES
             && (2..=TINY).contains(&len)
             && self.k <= arch::SIDE_MAX_K
             && sequences >= MAX_LANES

@@ -35,10 +35,10 @@ use crate::sequence::{Sequence, Side};
 /// vector slots).
 pub(crate) const SIDE_MAX_K: usize = generic::SMALL_K;
 
-/// Whether the engines read sequences side by side above [`SIDE_MAX_K`] too, with a candidate buffer
-/// per lane in the scratch: where SIMD engines exist. Elsewhere (firmware) the portable lanes keep the
-/// path's code out of a 32 KiB flash budget.
-pub(crate) const SIDE_POOLS: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+/// Whether this target has SIMD engines. The paths that pay only with them (tiny rows read from a
+/// tile, side by side above [`SIDE_MAX_K`] with a candidate buffer per lane) are compiled only here:
+/// elsewhere (firmware) the portable lanes keep their code out of a 32 KiB flash budget.
+pub(crate) const SIMD_ENGINES: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 /// `match $engine`: `$scalar` on the scalar engine, `$portable` on the portable one, and `$simd` on each
 /// SIMD engine compiled here, with `$token` its capability token (each token has the same methods,

@@ -77,7 +77,7 @@ fn side_by_k<V: Vector, S: Sorter, T: Element, const KIND: u8>(
     if k <= SMALL_K {
         return side_filter::<V, T, KIND, SMALL_K>(side, k, flip, map, emit);
     }
-    if !crate::arch::SIDE_POOLS {
+    if !crate::arch::SIMD_ENGINES {
         return 0;
     }
     match buffer {
