@@ -175,6 +175,12 @@ impl Engine {
         !matches!(self, Engine::Scalar)
     }
 
+    /// Whether one row of K = 1 at least a vector long is read by `generic`'s `first_best` (the SIMD
+    /// registers' engines; the portable lanes leave it out), which beats reading rows side by side.
+    pub(crate) fn finds_first_best(self) -> bool {
+        !matches!(self, Engine::Scalar | Engine::Portable)
+    }
+
     /// Takes the first `done` sequences of `side` (one per lane, all of them or none: `done` is 0 or the
     /// engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
     /// position)`; `k >= 1`. K above [`SIDE_MAX_K`] needs a candidate buffer per lane in `buffer`

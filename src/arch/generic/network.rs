@@ -249,6 +249,17 @@ fn store_block<V: Vector, const N: usize>(entries: &mut [u64], first: usize, v: 
 #[inline(always)]
 pub(crate) fn kth_smallest<V: Vector>(v: &[V; 4], vectors: usize, k: usize) -> u64 {
     debug_assert!(matches!(vectors, 1 | 2 | 4) && (1..=vectors * V::LANES).contains(&k));
+    if k == 1 && V::SPECIALIZE {
+        // The smallest: log2(LANES) exchanges and minima, not the whole network (not on the portable
+        // lanes: the firmware's flash budget).
+        let mut smallest = v.iter().take(vectors).fold(V::splat(u64::MAX), |a, &b| a.min(b));
+        let mut m = V::LANES / 2;
+        while m >= 1 {
+            smallest = smallest.min(smallest.exchange(m));
+            m /= 2;
+        }
+        return smallest.lanes()[0];
+    }
     let rank = k.saturating_sub(1);
     let (vector, lane) = (rank / V::LANES, rank % V::LANES);
     let sorted = match vectors {

@@ -6,7 +6,8 @@ use crate::element::{Element, ordered_key};
 use crate::entry::{Emit, Entry, report};
 use crate::vector::{MAX_LANES, Vector};
 
-use super::lanes::{KeyMap, Lanes, Prepared, UNROLL};
+use super::bound::minima_bound;
+use super::lanes::{FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, UNROLL, keys};
 
 /// Elements below its cap the short-row path collects before it leaves the row to the filter.
 const SHORT_CAP: usize = 64;
@@ -108,4 +109,87 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
     S::sort(collected, k);
     report(collected.get(..k).unwrap_or_default(), emit);
     true
+}
+
+/// K = 1 on a row of at least `LANES` elements: the best key (the smallest of the minima of groups that
+/// cover the row, the last group overlapping the others), then the first position holding it. Returns
+/// false, having reported nothing, on a shorter row.
+///
+/// ```text
+/// best = min(minima of the whole vectors, minima of the last LANES elements)
+/// shorter than a block: every vector's keys compared with best, the matches one mask, its lowest bit
+/// else: the first block with a lane below best + 1 (the filter's block test), its first such lane
+/// ```
+/// Two reads of the row (the caller keeps to rows that sit in L1) and no candidates, where the short-row
+/// path compressed every block, then collected and sorted the few below the bound, for one answer; and
+/// no padding of rows shorter than a block (the copy's stores stalled the loads that followed them).
+// Out of line in unoptimised builds, as `filter_row` is: inlined there, its vector temporaries each took
+// a stack slot of the frame it joined.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(
+    row: &[T],
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut Emit<'_>,
+) -> bool {
+    let n = row.len();
+    let Some(last) = n.checked_sub(V::LANES) else {
+        return false;
+    };
+    let Some(whole) = minima_bound::<V, T, KIND>(row, 1, flip, map, 1) else {
+        return false;
+    };
+    let best = match row.get(last..) {
+        Some(tail) if !n.is_multiple_of(V::LANES) => {
+            minima_bound::<V, T, KIND>(tail, 1, flip, map, 1).map_or(whole, |t| t.min(whole))
+        }
+        _ => whole,
+    };
+    let lanes = Lanes::<V>::new(map, flip);
+    let block = V::LANES * UNROLL;
+    if n < block {
+        // At most UNROLL vectors, the last overlapping: every key compared with `best`, the matches as
+        // one mask of positions, one branch-free answer (a branch per vector mispredicted where the
+        // answer lay).
+        let best = V::splat(best);
+        let mut matches = 0u64;
+        for start in (0..n).step_by(V::LANES) {
+            let at = start.min(last);
+            // SAFETY: at + LANES <= n; T is one of the crate's element types, of the lane's width or less.
+            let raw = unsafe { V::load::<T>(row.as_ptr().add(at)) };
+            let key = match KIND {
+                NATIVE_FLOAT | HALF => keys::<V, FLOAT>(raw, &lanes),
+                _ => keys::<V, KIND>(raw, &lanes),
+            };
+            matches |= V::bits(key.eq(best)) << at;
+        }
+        if matches == 0 {
+            return false;
+        }
+        emit(0, &[matches.trailing_zeros() as usize]);
+        return true;
+    }
+    // No element is below `best`; at the largest key every element holds it, and the first is 0.
+    let Some(cap) = (best < map.ones).then(|| best + 1) else {
+        emit(0, &[0]);
+        return true;
+    };
+    // The block test under best + 1, the filter's own: a float compare per vector, a branch per block.
+    let prepared = Prepared::<V>::new::<KIND>(cap, flip, map);
+    let mut position = 0;
+    while position < n {
+        let (start, mut bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
+        while bits != 0 {
+            let p = start + bits.trailing_zeros() as usize;
+            // The lane test may pass more than the keys below cap (see `short_row`).
+            if row.get(p).is_some_and(|&value| ordered_key(value, flip) < cap) {
+                emit(0, &[p]);
+                return true;
+            }
+            bits &= bits - 1;
+        }
+        position = start + block;
+    }
+    false
 }
