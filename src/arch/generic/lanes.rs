@@ -475,15 +475,20 @@ pub(super) fn from_bits<T: Element>(raw: u64) -> T {
 /// integer when decreasing (no float has the key 0, which -inf's is next to).
 #[inline(always)]
 pub(super) fn last_in_order<T: Element>(flip: u64, map: &KeyMap) -> T {
-    let raw = match (<T as Sealed>::KEY_FORM, flip == 0) {
+    from_bits::<T>(last_in_order_bits::<T>(flip, map))
+}
+
+/// The raw bits of [`last_in_order`].
+#[inline(always)]
+pub(super) fn last_in_order_bits<T: Element>(flip: u64, map: &KeyMap) -> u64 {
+    match (<T as Sealed>::KEY_FORM, flip == 0) {
         (UNSIGNED, true) => map.ones,
         (UNSIGNED, false) => 0,
         (SIGNED, true) => map.ones ^ map.sign,
         (SIGNED, false) => map.sign,
         (_, true) => map.ones, // a NaN
         (_, false) => map.sign | map.infinity,
-    };
-    from_bits::<T>(raw)
+    }
 }
 
 /// The key map's constants broadcast once per row, with the direction's flip folded in.

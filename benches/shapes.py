@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""A non-last axis with K above 16 beside ONNX Runtime and NumPy: builds of `topk bench` (best of two
-medians each, alternated) and the peers through `shared/bench/peers.py`'s own functions, one table.
+"""Shapes that shared/bench/peers.py leaves out, beside ONNX Runtime and NumPy: builds of `topk bench`
+(best of two medians each, alternated) and the peers through peers.py's own functions, one table.
+Sets: `nonlast`, a non-last axis with K above 16; `argmax`, K = 1 (and 2) on many short rows.
 
 Usage (the peers' venv of BENCHMARKS.md):
-  /tmp/peers/bin/python benches/nonlast.py [--peers ../shared/bench] BIN [BIN ...]
-  e.g. /tmp/peers/bin/python benches/nonlast.py /tmp/topk-before target/release/examples/topk
+  /tmp/peers/bin/python benches/shapes.py [--set nonlast|argmax] [--peers ../shared/bench] BIN [BIN ...]
+  e.g. /tmp/peers/bin/python benches/shapes.py --set argmax /tmp/topk-before target/release/examples/topk
 """
 import argparse, json, os, subprocess, sys
 
 # (shape, axis, K, numpy dtype, `topk bench` dtype); uniform data, `Decreasing`.
-CASES = [
+NONLAST = [
     ((4096, 256), 0, 50, "float32", "f32"),
     ((4096, 256), 0, 17, "float32", "f32"),
     ((4096, 256), 0, 50, "float16", "f16"),
@@ -18,6 +19,19 @@ CASES = [
     ((128, 4096), 0, 100, "float32", "f32"),
     ((256, 4096), 0, 100, "float32", "f32"),
 ]
+ARGMAX = [
+    ((4096, 8), 1, 1, "float32", "f32"),
+    ((4096, 16), 1, 1, "float32", "f32"),
+    ((4096, 40), 1, 1, "float32", "f32"),
+    ((4096, 64), 1, 1, "float32", "f32"),
+    ((4096, 256), 1, 1, "float32", "f32"),
+    ((4096, 40), 1, 1, "float16", "f16"),
+    ((4096, 1000), 1, 1, "float32", "f32"),
+    ((1, 1000000), 1, 1, "float32", "f32"),
+    ((4096, 40), 1, 2, "float32", "f32"),
+    ((4096, 64), 1, 2, "float32", "f32"),
+]
+SETS = {"nonlast": NONLAST, "argmax": ARGMAX}
 
 def ours(binary, shape, axis, k, dtype):
     out = subprocess.run([binary, "bench", "--shape", ",".join(map(str, shape)), "--dtype", dtype, "--axis",
@@ -28,14 +42,16 @@ def ours(binary, shape, axis, k, dtype):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("bins", nargs="+")
+    ap.add_argument("--set", choices=SETS, default="nonlast")
     ap.add_argument("--peers", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "bench"))
     a = ap.parse_args()
     sys.path.insert(0, a.peers)
     from peers import bench, make, numpy_topk, onnx_model, ort_runner
     names = " | ".join(os.path.basename(b) for b in a.bins)
-    print(f"| shape, axis {CASES[0][1]} | K | dtype | {names} | ONNX Runtime | NumPy | last vs fastest peer |")
+    cases = SETS[a.set]
+    print(f"| shape, axis {cases[0][1]} | K | dtype | {names} | ONNX Runtime | NumPy | last vs fastest peer |")
     print("| --- " * (len(a.bins) + 6) + "|")
-    for shape, axis, k, np_dtype, dtype in CASES:
+    for shape, axis, k, np_dtype, dtype in cases:
         x = make(shape, np_dtype, "uniform")
         ort = bench(ort_runner(onnx_model(shape, axis, k, 1, np_dtype)), x, 11)
         npy = bench(lambda x: numpy_topk(x, axis, k, 1), x, 5)
@@ -43,9 +59,9 @@ def main():
         for _ in range(2):
             for b in a.bins:
                 best[b] = min(best[b], ours(b, shape, axis, k, dtype))
-        times = " | ".join(f"{best[b] * 1e3:.2f} ms" for b in a.bins)
+        times = " | ".join(f"{best[b] * 1e3:.3f} ms" for b in a.bins)
         ratio = min(ort, npy) / best[a.bins[-1]]
-        print(f"| {shape[0]} x {shape[1]} | {k} | {dtype} | {times} | {ort * 1e3:.2f} ms | {npy * 1e3:.2f} ms"
+        print(f"| {shape[0]} x {shape[1]} | {k} | {dtype} | {times} | {ort * 1e3:.3f} ms | {npy * 1e3:.3f} ms"
               f" | {ratio:.1f}x |", flush=True)
 
 if __name__ == "__main__":
