@@ -455,9 +455,8 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     /// Whether sequences are short enough to be read side by side from a tile ([`each_tiny`]): at most
     /// [`TINY`] long, K small enough for the lanes' pools, and a group of them at least; with K = 1, also
     /// shorter than the widest vector where the engine has `first_best` (rows of 16 to 32 f32 are 10-50%
-    /// faster one at a time through it). Only where SIMD
-    /// engines exist: elsewhere (firmware) the portable lanes keep one sequence at a time, and the
-    /// path's 7 KB of code stay out of a 32 KiB flash budget.
+    /// faster one at a time through it). Only where SIMD engines exist: elsewhere (firmware) the portable
+    /// lanes keep one sequence at a time, and the path's 7 KB of code stay out of a 32 KiB flash budget.
     ///
     /// [`each_tiny`]: TopK::each_tiny
     fn tiny_rows(&self, engine: Engine, sequences: usize) -> bool {
