@@ -713,6 +713,11 @@ pub(crate) fn coordinates<const D: usize>(sizes: [usize; D], axis: usize, mut nu
 }
 
 /// Moves `coord` to the next sequence, and each of `addresses` (of layouts with `strides`) with it.
+///
+/// Inlined: called out of line, it left `addresses` in memory, written a word at a time, and the tile's
+/// walk read two of them back as one 16-byte load, which waited for those stores (a quarter of the time
+/// of 4096 rows of 8; 0.077 to 0.055 ms with K = 1, and 16384 rows of 8 with K = 2, 0.37 to 0.28).
+#[inline(always)]
 fn advance<const D: usize, const N: usize>(
     coord: &mut [usize; D],
     sizes: &[usize; D],
