@@ -44,21 +44,39 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
     (cd fuzz && cargo +nightly fuzz build)
     scratch=$(mktemp -d)
     trap 'rm -rf "$scratch"' EXIT
-    for t in $targets; do
-        step "fuzz $t for ${FUZZ_SECONDS}s"
-        mkdir -p "$scratch/$t"
-        log="$scratch/$t.log"
+    # Two targets at a time, one per core: each still fuzzes a whole core for its seconds, and the four
+    # take two rounds of wall time instead of four (about 60 s less).
+    fuzz_one() {
         # New inputs go to the scratch corpus (the first dir); the committed seeds are only read. A crash
-        # is saved under fuzz/artifacts/$t/ and reproduces with `cargo +nightly fuzz run $t <file>`.
-        if (cd fuzz && cargo +nightly fuzz run "$t" "$scratch/$t" "corpus/$t" -- \
-            -max_total_time="$FUZZ_SECONDS" -timeout=30 -print_final_stats=1) >"$log" 2>&1; then
-            grep -E '^(Done|stat::(number_of_executed_units|average_exec_per_sec))' "$log" || true
-            grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true
-        else
-            tail -80 "$log"
-            echo "FAILED: fuzz target $t (input saved under fuzz/artifacts/$t/)"
-            exit 1
-        fi
+        # is saved under fuzz/artifacts/$1/ and reproduces with `cargo +nightly fuzz run $1 <file>`.
+        mkdir -p "$scratch/$1"
+        (cd fuzz && cargo +nightly fuzz run "$1" "$scratch/$1" "corpus/$1" -- \
+            -max_total_time="$FUZZ_SECONDS" -timeout=30 -print_final_stats=1) >"$scratch/$1.log" 2>&1
+    }
+    set -- $targets
+    while (($#)); do
+        round=("$1")
+        (($# >= 2)) && round+=("$2")
+        shift "${#round[@]}"
+        step "fuzz ${round[*]} for ${FUZZ_SECONDS}s, side by side"
+        pids=()
+        for t in "${round[@]}"; do
+            fuzz_one "$t" &
+            pids+=($!)
+        done
+        for i in "${!round[@]}"; do
+            t=${round[$i]}
+            log="$scratch/$t.log"
+            if wait "${pids[$i]}"; then
+                echo "$t:"
+                grep -E '^(Done|stat::(number_of_executed_units|average_exec_per_sec))' "$log" || true
+                grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true
+            else
+                tail -80 "$log"
+                echo "FAILED: fuzz target $t (input saved under fuzz/artifacts/$t/)"
+                exit 1
+            fi
+        done
     done
 fi
 
