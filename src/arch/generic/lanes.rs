@@ -470,15 +470,9 @@ pub(super) fn from_bits<T: Element>(raw: u64) -> T {
     }
 }
 
-/// The value of `T` that every other value precedes or ties with in the order of `flip` (its flipped key
-/// is the largest any value has): NaN or the largest integer when increasing, -inf or the smallest
-/// integer when decreasing (no float has the key 0, which -inf's is next to).
-#[inline(always)]
-pub(super) fn last_in_order<T: Element>(flip: u64, map: &KeyMap) -> T {
-    from_bits::<T>(last_in_order_bits::<T>(flip, map))
-}
-
-/// The raw bits of [`last_in_order`].
+/// The raw bits of the value of `T` that every other value precedes or ties with in the order of `flip`
+/// (its flipped key is the largest any value has): NaN or the largest integer when increasing, -inf or
+/// the smallest integer when decreasing (no float has the key 0, which -inf's is next to).
 #[inline(always)]
 pub(super) fn last_in_order_bits<T: Element>(flip: u64, map: &KeyMap) -> u64 {
     match (<T as Sealed>::KEY_FORM, flip == 0) {

@@ -94,9 +94,7 @@ use crate::sequence::Sequence;
 use crate::vector::{MAX_LANES, Vector};
 use bound::{PREFIX, minima_bound, prefix_bound, sample_bound};
 use filter::{Outcome, Pool, pass};
-use lanes::{
-    F16_INFINITY, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, last_in_order, last_in_order_bits,
-};
+use lanes::{F16_INFINITY, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, from_bits, last_in_order_bits};
 use short::{first_best, short_row};
 
 /// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
@@ -152,8 +150,9 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     let block = V::LANES * UNROLL;
     let mut padded;
     let row = if V::SPECIALIZE && (2..=SMALL_K).contains(&k) && (V::LANES..block).contains(&row.len()) {
-        padded = [last_in_order::<T>(flip, &map); MAX_LANES * UNROLL];
-        pad_block::<V, T>(row, last_in_order_bits::<T>(flip, &map), &mut padded);
+        let pad = last_in_order_bits::<T>(flip, &map);
+        padded = [from_bits::<T>(pad); MAX_LANES * UNROLL];
+        pad_block::<V, T>(row, pad, &mut padded);
         &padded[..block]
     } else {
         row
@@ -368,7 +367,7 @@ mod tests {
                     .collect()
             };
             for flip in [0, ones] {
-                let last = ordered_key(last_in_order::<T>(flip, &KeyMap::of::<T>()), flip);
+                let last = ordered_key(from_bits::<T>(last_in_order_bits::<T>(flip, &KeyMap::of::<T>())), flip);
                 let beyond = raws.iter().find(|&&raw| ordered_key(from_bits::<T>(raw), flip) > last);
                 assert_eq!(beyond, None, "{} flip {flip:#x}", T::NAME);
             }

@@ -7,7 +7,7 @@ use crate::entry::{Emit, Entry, report};
 use crate::vector::{MAX_LANES, Vector};
 
 use super::bound::minima_bound;
-use super::lanes::{FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, UNROLL, keys};
+use super::lanes::{KeyMap, Lanes, Prepared, UNROLL, keys};
 
 /// Elements below its cap the short-row path collects before it leaves the row to the filter.
 const SHORT_CAP: usize = 64;
@@ -172,11 +172,7 @@ pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(
             let at = start.min(last);
             // SAFETY: at + LANES <= n; T is one of the crate's element types, of the lane's width or less.
             let raw = unsafe { V::load::<T>(row.as_ptr().add(at)) };
-            let key = match KIND {
-                NATIVE_FLOAT | HALF => keys::<V, FLOAT>(raw, &lanes),
-                _ => keys::<V, KIND>(raw, &lanes),
-            };
-            matches |= V::bits(key.eq(best)) << at;
+            matches |= V::bits(keys::<V, KIND>(raw, &lanes).eq(best)) << at;
         }
         if matches == 0 {
             return false;
