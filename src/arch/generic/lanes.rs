@@ -1,6 +1,7 @@
 //! Keys and limits in the lanes: the lane-wise key transforms ([`keys`]), a key limit turned into what
 //! a block's lanes are compared with ([`Prepared`], [`float_limit`], [`half_limit`]), and the block test
-//! and hot loop over it ([`Prepared::scan`]).
+//! with the hot loop over it ([`Prepared::scan`]), and the positions that pass it compressed in short rows
+//! ([`Prepared::compress_blocks`]).
 
 use crate::element::{Element, FLOAT_KEY, Key, SIGNED_KEY, Sealed, UNSIGNED_KEY};
 use crate::vector::Vector;
@@ -102,6 +103,64 @@ impl<V: Vector> Prepared<V> {
             (HALF, HALF_BELOW_OR_NAN) if bits => self.scan_with::<T, KIND, HALF_BELOW_OR_NAN>(row, start, lanes),
             _ => self.scan_with::<T, KIND, LESS>(row, start, lanes),
         }
+    }
+
+    /// The positions of the lanes that pass the limit in `row`'s whole blocks, compressed into `found`
+    /// in order, a vector at a time ([`Vector::COMPRESSES`] engines, whose lanes are 32-bit): the start
+    /// of the first block not seen and the count, or `None` once `found` has no room for another vector.
+    /// f16 in 16-bit lanes sees no block here (its tests come as bits two vectors at a time).
+    ///
+    /// Each vector's test stays a mask register that the compress takes as it is, where the bits of a
+    /// whole block went through a general register and back, and the test is matched outside the loop.
+    // Out of line in unoptimised builds (see `first_best`): inlined, its three copies' temporaries each
+    // took stack slots in the filter's frame (12 KiB more).
+    #[cfg_attr(debug_assertions, inline(never))]
+    #[cfg_attr(not(debug_assertions), inline(always))]
+    pub(super) fn compress_blocks<T: Element, const KIND: u8>(
+        &self,
+        row: &[T],
+        lanes: &Lanes<V>,
+        found: &mut [u32],
+    ) -> Option<(usize, usize)> {
+        if !V::COMPRESSES || KIND == HALF && V::HALF_LANES {
+            return Some((0, 0));
+        }
+        match (KIND, self.test) {
+            (NATIVE_FLOAT | HALF, LESS_OR_EQUAL) => {
+                self.compress_blocks_with::<T, KIND, LESS_OR_EQUAL>(row, lanes, found)
+            }
+            (NATIVE_FLOAT | HALF, NOT_LESS_OR_EQUAL) => {
+                self.compress_blocks_with::<T, KIND, NOT_LESS_OR_EQUAL>(row, lanes, found)
+            }
+            _ => self.compress_blocks_with::<T, KIND, LESS>(row, lanes, found),
+        }
+    }
+
+    #[inline(always)]
+    fn compress_blocks_with<T: Element, const KIND: u8, const TEST: u8>(
+        &self,
+        row: &[T],
+        lanes: &Lanes<V>,
+        found: &mut [u32],
+    ) -> Option<(usize, usize)> {
+        let block = UNROLL * V::LANES;
+        let mut passed = 0;
+        let mut start = 0;
+        let mut positions = V::iota();
+        let step = V::splat(V::LANES as u64);
+        while start + block <= row.len() {
+            // SAFETY: checked just above.
+            let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
+            for mask in masks {
+                let room = found.get_mut(passed..passed + V::LANES)?;
+                // SAFETY: `room` holds LANES u32, one per lane (COMPRESSES vectors have 32-bit lanes).
+                unsafe { positions.compress(V::bits(mask)).store(room.as_mut_ptr()) };
+                passed += V::bits(mask).count_ones() as usize;
+                positions = positions.add(step);
+            }
+            start += block;
+        }
+        Some((start, passed))
     }
 
     /// [`scan`](Self::scan) in one copy, the float test matched per block.
