@@ -5,6 +5,7 @@
 //! engines read them with unchecked loads.
 
 /// One sequence: `len` elements of `data` from address `start`, `stride` apart.
+#[derive(Clone, Copy)]
 pub(crate) struct Sequence<'a, T> {
     data: &'a [T],
     start: isize,

@@ -633,6 +633,12 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
             let seq = unsafe { self.sequence(start) };
             let (values, indices) = (&self.values, &self.indices);
             select(&seq, self.k, flip, &mut |first, positions| {
+                // Copied into locals: the writes go through raw pointers, after each of which LLVM reloaded
+                // all it read through the captures (twice the instructions an element; rows of 256 with
+                // K = 8: 0.55 to 0.53 ms).
+                let (values, indices, seq) = (values.duplicate(), indices.duplicate(), seq);
+                let [values_start, indices_start, values_step, indices_step] =
+                    [values_start, indices_start, values_step, indices_step];
                 for (rank, &position) in (first..).zip(positions) {
                     debug_assert!(rank < self.k && position < len, "rank {rank} position {position}");
                     let rank = rank as isize;
