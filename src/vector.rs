@@ -149,6 +149,34 @@ pub(crate) trait Vector: Copy {
         let (a, b) = (self.lanes(), other.lanes());
         Self::from_lanes(core::array::from_fn(|i| a[i].wrapping_add(b[i])))
     }
+    /// Lane `i` holds the 32-bit element at `base + positions[i]`. The default goes through memory
+    /// (only engines that [compress](Self::COMPRESSES) call it, and override it).
+    ///
+    /// # Safety
+    /// Each lane of `positions` is an index of a 4-byte element readable from `base`.
+    #[inline(always)]
+    unsafe fn gather32(base: *const u32, positions: Self) -> Self {
+        // SAFETY: the caller's precondition, for each lane.
+        Self::from_lanes(
+            positions
+                .lanes()
+                .map(|p| u64::from(unsafe { base.add(p as usize).read_unaligned() })),
+        )
+    }
+    /// Stores the words `high[i] << 32 | low[i]` of the `LANES` lanes (32-bit) at `out`, in an order of
+    /// the ISA's choosing. The default goes through memory (only engines that
+    /// [compress](Self::COMPRESSES) call it, and override it).
+    ///
+    /// # Safety
+    /// `out` is valid for writing `LANES` u64s (no alignment needed).
+    #[inline(always)]
+    unsafe fn store_pairs(high: Self, low: Self, out: *mut u64) {
+        let (high, low) = (high.lanes(), low.lanes());
+        for i in 0..Self::LANES {
+            // SAFETY: i < LANES, the caller's precondition.
+            unsafe { out.add(i).write_unaligned(high[i] << 32 | low[i]) };
+        }
+    }
     /// The vector whose lane `i` is `lanes[i]` (truncated to the lane width): [`lanes`](Self::lanes)
     /// undone, through memory.
     #[inline(always)]

@@ -55,6 +55,21 @@ impl Vector for U32x16 {
         U32x16(unsafe { _mm512_add_epi32(self.0, other.0) })
     }
     #[inline(always)]
+    unsafe fn gather32(base: *const u32, positions: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant); every lane indexes a readable element (the
+        // caller's precondition).
+        U32x16(unsafe { _mm512_i32gather_epi32::<4>(positions.0, base.cast()) })
+    }
+    #[inline(always)]
+    unsafe fn store_pairs(high: Self, low: Self, out: *mut u64) {
+        // SAFETY: AVX-512F is present (module invariant); `out` has room for 16 u64s (the caller's
+        // precondition). The unpacks pair lanes 0, 1, 4, 5, .. and 2, 3, 6, 7, ..: each lane once.
+        unsafe {
+            _mm512_storeu_si512(out.cast(), _mm512_unpacklo_epi32(low.0, high.0));
+            _mm512_storeu_si512(out.add(8).cast(), _mm512_unpackhi_epi32(low.0, high.0));
+        }
+    }
+    #[inline(always)]
     fn exchange(self, m: usize) -> Self {
         let index = Self::iota().xor(Self::splat(m as u64));
         // SAFETY: AVX-512F is present (module invariant).
