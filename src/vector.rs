@@ -156,12 +156,12 @@ pub(crate) trait Vector: Copy {
     /// Each lane of `positions` is an index of a 4-byte element readable from `base`.
     #[inline(always)]
     unsafe fn gather32(base: *const u32, positions: Self) -> Self {
-        // SAFETY: the caller's precondition, for each lane.
-        Self::from_lanes(
-            positions
-                .lanes()
-                .map(|p| u64::from(unsafe { base.add(p as usize).read_unaligned() })),
-        )
+        let positions = positions.lanes();
+        Self::from_lanes(core::array::from_fn(|i| match positions.get(i) {
+            // SAFETY: i < LANES: a lane, an index of a readable element (the caller's precondition).
+            Some(&p) if i < Self::LANES => u64::from(unsafe { base.add(p as usize).read_unaligned() }),
+            _ => 0,
+        }))
     }
     /// Stores the words `high[i] << 32 | low[i]` of the `LANES` lanes (32-bit) at `out`, in an order of
     /// the ISA's choosing. The default goes through memory (only engines that

@@ -45,10 +45,11 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
         let lanes = Lanes::<V>::new(map, flip);
         let prepared = Prepared::<V>::new::<KIND>(cap, flip, map);
         if V::COMPRESSES && n > block {
-            // The passing positions compressed a vector at a time, then one loop over them: no branch per
-            // block on how many passed (each a likely misprediction). On the Xeon: 8-12% off f32, f16 and i32
-            // rows of 256 and 512 with K = 8 or 16, 4% on rows of 128; 4% slower on u8 rows of 256 with K = 4
-            // (few pass); rows of one block (one such branch) were 6% slower so, and keep the loop below.
+            // The passing positions compressed a vector at a time, then one loop over them (or one gather,
+            // `gather_below`): no branch per block on how many passed (each a likely misprediction). On the
+            // Xeon: 8-12% off f32, f16 and i32 rows of 256 and 512 with K = 8 or 16, 4% on rows of 128; 4%
+            // slower on u8 rows of 256 with K = 4 (few pass); rows of one block (one such branch) were 6%
+            // slower so, and keep the loop below.
             let mut found = [0u32; SHORT_CAP + MAX_LANES];
             // The whole blocks with each vector's test kept in a mask register (4096 rows of 256, K = 8:
             // 0.65 to 0.56 ms); the rest, a block's bits at a time.
