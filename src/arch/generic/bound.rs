@@ -8,7 +8,7 @@ use crate::entry::Entry;
 use crate::vector::Vector;
 
 use super::filter::offer;
-use super::lanes::{FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys};
+use super::lanes::{FLOAT, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys};
 use super::network;
 
 /// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes;
@@ -93,11 +93,7 @@ pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
                 // SAFETY: vector `round · vectors + v` ends at `(round + 1) · groups <= row.len()` at the
                 // latest; T is one of the crate's element types, of the lane's width or less.
                 let raw = unsafe { nth_vector::<V, T>(row, round * vectors + v) };
-                let key = match KIND {
-                    NATIVE_FLOAT | HALF => keys::<V, FLOAT>(raw, &lanes),
-                    _ => keys::<V, KIND>(raw, &lanes),
-                };
-                *minimum = key.min(*minimum);
+                *minimum = keys::<V, KIND>(raw, &lanes).min(*minimum);
             }
         }
     }
