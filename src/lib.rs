@@ -54,7 +54,7 @@
 //! ([`scratch_len`]); on a non-last axis with K > 16, 16 times that runs 16 sequences side by side, a
 //! buffer each ([`scratch_len_for`], [`TopK::scratch_len`]; 4x faster than one at a time).
 //! Stack: a few KiB in an optimised build (a non-last axis with K ≤ 16 keeps each SIMD lane's best K
-//! in 8 or 16 slots of vectors, 2 KiB at most, with K > 16 the state of 16 candidate buffers, 1 KiB; rows of up to 32 are read from a tile of 16 of them, 4 KiB
+//! in 8 or 16 slots of vectors, for up to 16 groups of lanes at once, 8 KiB at most, with K > 16 the state of 16 candidate buffers, 1 KiB; rows of up to 32 are read from a tile of 16 of them, 4 KiB
 //! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
 //! holds up to 16 vectors and short rows collect up to 64 entries), plus [`topk_on_stack`]'s
 //! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than

@@ -181,8 +181,8 @@ impl Engine {
         !matches!(self, Engine::Scalar | Engine::Portable)
     }
 
-    /// Takes the first `done` sequences of `side` (one per lane, all of them or none: `done` is 0 or the
-    /// engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
+    /// Takes the first `done` sequences of `side` (one per lane, each taken whole or not at all: `done` is 0
+    /// or a multiple of the engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
     /// position)`; `k >= 1`. K above [`SIDE_MAX_K`] needs a candidate buffer per lane in `buffer`
     /// (see `TopK::scratch_len`): with fewer, nothing is taken. Goes through `T`'s instance, compiled in
     /// this crate (see [`Engines`]).

@@ -481,6 +481,33 @@ pub(super) fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTes
     }
 }
 
+/// [`float_limit`] lane-wise, for f32 and f64 in lanes of their width: the value each lane's key limit
+/// stands for, to be compared with `float_le` where `flip == 0` and `float_nle` otherwise. The values are
+/// `float_limit`'s; its `Less` becomes `LessOrEqual`, so that every lane has the same test: a lane then
+/// also passes the elements equal to its value (whose keys are not below the limit), never fewer.
+#[inline(always)]
+pub(super) fn float_limits<V: Vector>(limits: V, flip: u64, map: &KeyMap) -> V {
+    let infinity_key = V::splat(map.infinity | map.sign);
+    if flip == 0 {
+        return V::select(
+            limits.gt(infinity_key),
+            V::splat(map.infinity),
+            float_value(limits, map),
+        );
+    }
+    let key = limits.xor(V::splat(map.ones));
+    let hole = V::splat(map.sign - 1);
+    let key = V::select(key.eq(hole), V::splat(map.sign - 2), key);
+    float_value(key.min(infinity_key), map)
+}
+
+/// The float bits whose (unflipped) key is `key`, lane-wise: the inverse of [`keys`] but for -0 and NaN.
+#[inline(always)]
+fn float_value<V: Vector>(key: V, map: &KeyMap) -> V {
+    let positive = key.gt(V::splat(map.sign - 1));
+    V::select(positive, key.xor(V::splat(map.sign)), key.xor(V::splat(map.ones)))
+}
+
 /// The bits of f16's +inf; bf16, the other 16-bit float, has 0x7F80.
 pub(super) const F16_INFINITY: u64 = 0x7C00;
 
@@ -630,6 +657,87 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The lane-wise limits of the side filter: `float_limit`'s values, each lane its own, and the one
+    /// test of each direction passes every element whose key is below the lane's limit and, besides
+    /// those, only elements equal to the value (f32 and f64, in the portable lanes).
+    #[test]
+    fn lane_limits_pass_the_keys_below() {
+        use crate::arch::all::portable::{U32x8, U64x4};
+        fn check<V: Vector>(
+            values: &[u64],
+            map: &KeyMap,
+            key: impl Fn(u64) -> u64,
+            less: impl Fn(u64, u64) -> Option<core::cmp::Ordering>,
+        ) {
+            let mut limits: Vec<u64> = values
+                .iter()
+                .flat_map(|&x| [key(x).saturating_sub(1), key(x), key(x) + 1])
+                .collect();
+            limits.extend([
+                1,
+                map.ones - 1,
+                map.ones,
+                map.sign - 1,
+                map.sign - 2,
+                map.sign | map.infinity,
+            ]);
+            limits.retain(|&l| (1..=map.ones).contains(&l));
+            for flip in [0, map.ones] {
+                for &limit in &limits {
+                    let lanes = float_limits(V::splat(limit), flip, map).lanes();
+                    let (v, _) = float_limit(limit, flip, map);
+                    assert!(
+                        lanes.iter().take(V::LANES).all(|&lane| lane == v),
+                        "limit {limit:#x} flip {flip:#x}"
+                    );
+                    for &x in values {
+                        let want = (key(x) ^ flip) < limit;
+                        let order = less(x, v);
+                        let passes = if flip == 0 {
+                            order.is_some_and(|o| o.is_le())
+                        } else {
+                            order.is_none_or(|o| o.is_gt())
+                        };
+                        let equal = order.is_some_and(|o| o.is_eq());
+                        assert!(
+                            passes == want || (passes && equal),
+                            "x {x:#x} limit {limit:#x} flip {flip:#x} v {v:#x}"
+                        );
+                    }
+                }
+            }
+        }
+        let f32_values = [
+            0u64,
+            0x8000_0000,
+            1,
+            0x8000_0001,
+            0x3F80_0000,
+            0xBF80_0000,
+            0x7F7F_FFFF,
+            0xFF7F_FFFF,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x7FC0_0000,
+            0xFFC0_0001,
+            0x7F80_0001,
+            0x0080_0000,
+        ];
+        check::<U32x8>(
+            &f32_values,
+            &KeyMap::of::<f32>(),
+            |x| u64::from(f32::from_bits(x as u32).key()),
+            |x, v| f32::from_bits(x as u32).partial_cmp(&f32::from_bits(v as u32)),
+        );
+        let f64_values = f32_values.map(|x| f64::from(f32::from_bits(x as u32)).to_bits());
+        check::<U64x4>(
+            &f64_values,
+            &KeyMap::of::<f64>(),
+            |x| f64::from_bits(x).key(),
+            |x, v| f64::from_bits(x).partial_cmp(&f64::from_bits(v)),
+        );
     }
 
     /// The f16 bit tests of every limit pass every f16 whose key is below it, and besides those only

@@ -1,17 +1,20 @@
 //! A non-last axis: neighbouring sequences read side by side, one per lane, so that memory is read in
-//! order and never transposed. K <= 16 keeps each lane's best K in registers ([`side_filter`]):
+//! order and never transposed. K <= 16 keeps each lane's best K in sorted vector slots ([`side_groups`]),
+//! several groups of lanes at once, so that a row of the tensor is read whole:
 //!
 //! ```text
-//! best[0..S], at[0..S] = each lane's best keys so far, sorted, and their positions   // in registers
-//! for each position j (one vector: element j of every lane, adjacent in memory):
-//!     x = keys(row j)
-//!     if j < K or any lane of x < best[S - 1]: insert x at j into every lane    // branch-free
+//! for each group g of LANES sequences (up to 16 groups, the rest another call):
+//!     best[g][0..S], at[g][0..S] = its lanes' best keys so far, sorted, and their positions
+//!     limit[g] = best[g][S - 1], as a float value for f32 and f64    // float_limits
+//! for each position j (a row: element j of every sequence, adjacent in memory):
+//!     for each group g: x = row j's vector of g
+//!         if j < K or any lane of x passes limit[g]: insert keys(x) at j into every lane of g    // branch-free
 //! ```
 //! The lanes' best K sit in the last K of `S` slots (8 or 16), the slots before them hold key 0 and
 //! never move, so the threshold is always the last slot. A non-last axis costs one vector compare per
 //! `LANES` elements, reading memory in order, and one `S`-step vector insertion when some lane's
 //! threshold falls, instead of one strided (cache-missing) walk per sequence, or a scalar insertion per
-//! passing lane. Stack: `2 · S` vectors (at most 2 KiB).
+//! passing lane. Stack: `2 · S` vectors a group, 8 KiB at most ([`STATE_BYTES`]).
 //!
 //! Larger K gives each lane a candidate buffer of its own in the scratch ([`side_pools`]), the same
 //! [`Candidates`] a row's filter uses, and compares each row with the lanes' limits at once:
@@ -35,12 +38,13 @@ use crate::sequence::Side;
 use crate::vector::{MAX_LANES, Vector};
 
 use super::filter::{HALF_K, SMALL_K};
-use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, keys};
+use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, float_limits, keys};
 
-/// Reads `V::LANES` neighbouring sequences of `side` side by side, one per lane, and reports each one's
-/// first K through `emit(lane, rank, position)`. Returns the sequences taken: `V::LANES`, or 0 (nothing
-/// reported) when `side` has fewer, positions do not fit the lanes, or K is above 16 and `buffer` holds
-/// fewer than `V::LANES` candidate buffers (`candidates::capacity` entries each).
+/// Reads neighbouring sequences of `side` side by side, one per lane, and reports each one's first K
+/// through `emit(lane, rank, position)`. Returns the sequences taken: a multiple of `V::LANES` (one group
+/// of lanes, or with K <= 16 as many groups as fit), or 0 (nothing reported) when `side` has fewer than
+/// `V::LANES`, positions do not fit the lanes, or K is above 16 and `buffer` holds fewer than `V::LANES`
+/// candidate buffers (`candidates::capacity` entries each).
 #[inline(always)]
 pub(crate) fn select_side<V32: Vector, V64: Vector, S: Sorter, T: Element>(
     side: &Side<'_, T>,
@@ -60,8 +64,7 @@ pub(crate) fn select_side<V32: Vector, V64: Vector, S: Sorter, T: Element>(
     }
 }
 
-/// [`side_filter`] with as few slots as K needs (8, half the registers of AVX-512 for both arrays, or
-/// 16), or [`side_pools`] above 16.
+/// [`side_filter`] with as few slots as K needs (8 or 16), or [`side_pools`] above 16.
 #[inline(always)]
 fn side_by_k<V: Vector, S: Sorter, T: Element, const KIND: u8>(
     side: &Side<'_, T>,
@@ -232,7 +235,10 @@ fn minima_caps<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
 /// where the hardware prefetchers of some cores (a Xeon here) do not follow.
 const SIDE_AHEAD: usize = 8;
 
-/// [`select_side`] for one key kind with `S` slots (see the module doc).
+/// [`select_side`] for one key kind with `S` slots (see the module doc): [`side_groups`] with as many
+/// groups as [`STATE_BYTES`] holds (16, 8 or 4) where SIMD engines are. One group elsewhere (firmware's
+/// stack and flash), and where `side` has fewer than two groups of sequences or short ones (the tiles of
+/// tiny rows: the slots of 16 groups took longer to clear than their rows to read).
 #[inline(always)]
 fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
     side: &Side<'_, T>,
@@ -241,37 +247,130 @@ fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
     map: &KeyMap,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
+    if !crate::arch::SIMD_ENGINES || side.count() < 2 * V::LANES || side.len() < 8 * S {
+        return side_groups::<V, T, KIND, S, 1, KEYS>(side, k, flip, map, emit);
+    }
+    let group_bytes = 2 * S * size_of::<V>();
+    if 16 * group_bytes <= STATE_BYTES {
+        side_tests::<V, T, KIND, S, 16>(side, k, flip, map, emit)
+    } else if 8 * group_bytes <= STATE_BYTES {
+        side_tests::<V, T, KIND, S, 8>(side, k, flip, map, emit)
+    } else {
+        side_tests::<V, T, KIND, S, 4>(side, k, flip, map, emit)
+    }
+}
+
+/// [`side_groups`] with the lane test for `T`: f32 and f64 compared as floats with each lane's limit
+/// value, the rest as keys.
+#[inline(always)]
+fn side_tests<V: Vector, T: Element, const KIND: u8, const S: usize, const G: usize>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    match (KIND == FLOAT && size_of::<T>() >= 4, flip) {
+        (true, 0) => side_groups::<V, T, KIND, S, G, FLOAT_AT_MOST>(side, k, flip, map, emit),
+        (true, _) => side_groups::<V, T, KIND, S, G, FLOAT_ABOVE>(side, k, flip, map, emit),
+        _ => side_groups::<V, T, KIND, S, G, KEYS>(side, k, flip, map, emit),
+    }
+}
+
+/// The stack the groups' slots take at most: `2 · S` vectors a group, so 8 groups of 8 slots or 4 of 16
+/// on AVX-512, 16 of 8 or 8 of 16 on AVX2 (what keeps a call within the 16 KiB `tests/stack.rs` checks).
+/// 4096 x 256 f32 on axis 0 with K = 8 (AVX-512): 0.43 ms one group at a time (a cache line a row, the
+/// stall on its load a third of the time), 0.29 with 8 groups (and float tests), 0.23 with 16; on AVX2
+/// 1.41 ms before, 0.42 with 16 groups.
+const STATE_BYTES: usize = 8 * 1024;
+
+// How [`side_groups`] tests a row's lanes against the lanes' limits (f32 and f64 as floats: one compare
+// where the keys took seven instructions; 0.29 to 0.23 ms in the case above).
+/// The keys below the limit keys.
+const KEYS: u8 = 0;
+/// Floats at most the limit values (`float_limits`, `flip == 0`).
+const FLOAT_AT_MOST: u8 = 1;
+/// Floats not at most the limit values, NaN included (`float_limits`, `flip != 0`).
+const FLOAT_ABOVE: u8 = 2;
+
+/// The side filter on up to `G` groups of `V::LANES` neighbouring sequences at once, as many as `side`
+/// has (see the module doc): the groups' part of each row is read whole and in order, and a group's `S`
+/// slots move only when one of its lanes passes its limit (`TEST`, a superset of the keys below the last
+/// slot's: `insert` leaves the rest where they are). Returns the sequences taken.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn side_groups<V: Vector, T: Element, const KIND: u8, const S: usize, const G: usize, const TEST: u8>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
     let lanes = V::LANES;
+    let groups = (side.count() / lanes).min(G);
+    let width = groups * lanes;
     // 32-bit lanes hold positions below 2^32.
     let positions_fit = size_of::<V>() == 8 * lanes || u32::try_from(side.len()).is_ok();
-    if !(1..=S).contains(&k) || side.count() < lanes || side.len() < k || !positions_fit {
+    if !(1..=S).contains(&k) || groups == 0 || side.len() < k || !positions_fit {
         return 0;
     }
     let constants = Lanes::<V>::new(map, flip);
     // Slots S - K.. hold the best K; the ones before hold the smallest key, which no element passes.
     let first = S - k;
-    let (mut best, mut at) = ([V::splat(0); S], [V::splat(0); S]);
+    let (mut best, mut at) = ([[V::splat(0); S]; G], [[V::splat(0); S]; G]);
+    let mut limits = [V::splat(0); G];
     // The first K rows fill slots `first` on: every lane enters.
     for position in 0..k {
-        let Some(x) = side_keys::<V, T, KIND>(side, position, &constants) else {
+        let Some(row) = side.row(position, width) else {
             return 0;
         };
-        insert(&mut best, &mut at, x, position, first + position);
+        for g in 0..groups {
+            // SAFETY: `row` holds `groups · LANES` elements of T, one of the crate's element types.
+            let x = keys::<V, KIND>(unsafe { V::load(row.as_ptr().add(g * lanes)) }, &constants);
+            insert(&mut best[g], &mut at[g], x, position, first + position);
+        }
+    }
+    for (limit, best) in limits.iter_mut().zip(&best) {
+        *limit = lane_limits::<V, TEST>(best[S - 1], flip, map);
     }
     for position in k..side.len() {
-        let Some(x) = side_keys::<V, T, KIND>(side, position, &constants) else {
+        let Some(row) = side.row(position, width) else {
             return 0;
         };
-        if V::any(x.lt(best[S - 1])) {
-            insert(&mut best, &mut at, x, position, S);
+        if let Some(ahead) = side.row(position + SIDE_AHEAD, lanes) {
+            crate::vector::prefetch(ahead.as_ptr());
+        }
+        for g in 0..groups {
+            // SAFETY: `row` holds `groups · LANES` elements of T, one of the crate's element types.
+            let raw = unsafe { V::load(row.as_ptr().add(g * lanes)) };
+            let pass = match TEST {
+                FLOAT_AT_MOST => raw.float_le(limits[g]),
+                FLOAT_ABOVE => raw.float_nle(limits[g]),
+                _ => keys::<V, KIND>(raw, &constants).lt(limits[g]),
+            };
+            if V::any(pass) {
+                insert(&mut best[g], &mut at[g], keys::<V, KIND>(raw, &constants), position, S);
+                limits[g] = lane_limits::<V, TEST>(best[g][S - 1], flip, map);
+            }
         }
     }
-    for (rank, slot) in at.iter().skip(first).enumerate() {
-        for (lane, &position) in slot.lanes().iter().take(lanes).enumerate() {
-            emit(lane, rank, position as usize);
+    for rank in first..S {
+        for (g, at) in at.iter().take(groups).enumerate() {
+            for (lane, &position) in at[rank].lanes().iter().take(lanes).enumerate() {
+                emit(g * lanes + lane, rank - first, position as usize);
+            }
         }
     }
-    lanes
+    width
+}
+
+/// What `TEST` compares a group's lanes with, `threshold` being their last slot's keys.
+#[inline(always)]
+fn lane_limits<V: Vector, const TEST: u8>(threshold: V, flip: u64, map: &KeyMap) -> V {
+    match TEST {
+        KEYS => threshold,
+        _ => float_limits(threshold, flip, map),
+    }
 }
 
 /// The keys of element `position` of the first `V::LANES` sequences of `side`; `None` if it has fewer.
