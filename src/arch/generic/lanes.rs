@@ -617,27 +617,31 @@ pub(super) fn keys<V: Vector, const KIND: u8>(raw: V, c: &Lanes<V>) -> V {
 mod tests {
     use super::*;
 
+    /// f32 bits of interest: both zeros, the smallest subnormals and normal, ±1, the largest finite
+    /// values, both infinities, NaNs of either sign.
+    const F32_VALUES: [u32; 14] = [
+        0,
+        0x8000_0000,
+        1,
+        0x8000_0001,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x7F7F_FFFF,
+        0xFF7F_FFFF,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0xFFC0_0001,
+        0x7F80_0001,
+        0x0080_0000,
+    ];
+
     /// The float test of every limit near an interesting key passes exactly the keys below the limit:
     /// the lanes' test is then exact for f32, not only a superset.
     #[test]
     fn float_limits_are_exact_for_f32() {
         let map = KeyMap::of::<f32>();
-        let values: [u32; 14] = [
-            0,
-            0x8000_0000,
-            1,
-            0x8000_0001,
-            0x3F80_0000,
-            0xBF80_0000,
-            0x7F7F_FFFF,
-            0xFF7F_FFFF,
-            0x7F80_0000,
-            0xFF80_0000,
-            0x7FC0_0000,
-            0xFFC0_0001,
-            0x7F80_0001,
-            0x0080_0000,
-        ];
+        let values = F32_VALUES;
         let keys = values.map(|v| u64::from(f32::from_bits(v).key()));
         let mut limits: Vec<u64> = keys.iter().flat_map(|&k| [k.saturating_sub(1), k, k + 1]).collect();
         limits.extend([0x7FFF_FFFF, 0x7FFF_FFFE, 0xFFFF_FFFE, 0xFFFF_FFFF, 0xFF80_0001, 1]);
@@ -709,22 +713,7 @@ mod tests {
                 }
             }
         }
-        let f32_values = [
-            0u64,
-            0x8000_0000,
-            1,
-            0x8000_0001,
-            0x3F80_0000,
-            0xBF80_0000,
-            0x7F7F_FFFF,
-            0xFF7F_FFFF,
-            0x7F80_0000,
-            0xFF80_0000,
-            0x7FC0_0000,
-            0xFFC0_0001,
-            0x7F80_0001,
-            0x0080_0000,
-        ];
+        let f32_values = F32_VALUES.map(u64::from);
         check::<U32x8>(
             &f32_values,
             &KeyMap::of::<f32>(),
