@@ -6,6 +6,13 @@
 use crate::element::{Element, FLOAT_KEY, Key, SIGNED_KEY, Sealed, UNSIGNED_KEY};
 use crate::vector::Vector;
 
+/// Bytes ahead of the hot loop that it asks the cache for, one line per two blocks: in the next 4 KiB
+/// page, where the hardware prefetchers (which stay within a page) have not started yet. On the Xeon,
+/// 32 x 128k f32 with K = 50: 0.77 to 0.62 ms (below the floor, a plain read, of 0.63-0.68); f16 0.39 to
+/// 0.34; 1M f32 with K = 100 0.149 to 0.140; 1 or 2 KiB ahead did little, i32 did not change. (A
+/// prefetch of an address past the row is a hint to the cache: it reads nothing and cannot fault.)
+const SCAN_AHEAD: usize = 4096;
+
 /// Vectors per block: one compare-and-branch per `UNROLL · LANES` elements (at most 64 lanes, so a
 /// block's pass bits fit one `u64`).
 pub(super) const UNROLL: usize = 4;
@@ -191,6 +198,7 @@ impl<V: Vector> Prepared<V> {
         // reach the memory's speed). Narrower ones, whose loads widen or convert, lost 10-15% with it, and
         // test one block a branch.
         while KIND == HALF && V::HALF_LANES && start + 2 * block <= row.len() {
+            crate::vector::prefetch(row.as_ptr().wrapping_add(start + SCAN_AHEAD / size_of::<T>()));
             // SAFETY: checked just above; T is f16 for HALF.
             let (a, b) = unsafe {
                 (
@@ -204,6 +212,7 @@ impl<V: Vector> Prepared<V> {
             start += 2 * block;
         }
         while size_of::<T>() >= 4 && start + 2 * block <= row.len() {
+            crate::vector::prefetch(row.as_ptr().wrapping_add(start + SCAN_AHEAD / size_of::<T>()));
             // SAFETY: checked just above.
             let (a, b) = unsafe {
                 (
@@ -677,7 +686,7 @@ mod tests {
         ) {
             let mut limits: Vec<u64> = values
                 .iter()
-                .flat_map(|&x| [key(x).saturating_sub(1), key(x), key(x) + 1])
+                .flat_map(|&x| [key(x).saturating_sub(1), key(x), key(x).saturating_add(1)])
                 .collect();
             limits.extend([
                 1,
