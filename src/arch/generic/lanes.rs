@@ -1,5 +1,6 @@
 //! Keys and limits in the lanes: the lane-wise key transforms ([`keys`]), a key limit turned into what
-//! a block's lanes are compared with ([`Prepared`], [`float_limit`], [`half_limit`]), and the block test
+//! a block's lanes are compared with ([`Prepared`], [`float_limit`], [`half_limit`]; each lane's own
+//! limit, for the side filter: [`float_limits`]), and the block test
 //! with the hot loop over it ([`Prepared::scan`]), and the positions that pass it compressed in short rows
 //! ([`Prepared::compress_blocks`]).
 
