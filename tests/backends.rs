@@ -278,7 +278,8 @@ per_type! {
 
 /// A non-last axis whose neighbouring sequences are adjacent (the engines read them side by side, one
 /// per lane): neighbour counts around the lane counts (4, 8, 16) so that runs split into full groups and
-/// a remainder done one at a time, K at both ends of each slot count (8, 16), and above them (a candidate
+/// a remainder done one at a time, 40 and 260 neighbours of sequences long enough for the side filter to
+/// read several groups of lanes a row (2 to 16 a call, then the rest), K at both ends of each slot count (8, 16), and above them (a candidate
 /// buffer per lane): just past, and 60 (a tenth to a fifth of the longer sequences; at least half of the
 /// shorter ones, which the caps' selection answers alone; all of the shortest).
 fn sides<T: Bits>(seed: u64) {
@@ -294,7 +295,7 @@ fn sides<T: Bits>(seed: u64) {
             (300, 20),
             (600, 17),
             (140, 40),
-            (300, 275),
+            (130, 260),
         ]
     };
     many_sequences::<T>(&mut rng, shapes, &[1, 3, 8, 9, 16, 17, 60], true);
