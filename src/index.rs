@@ -3,8 +3,32 @@
 use crate::data_type::IndexType;
 
 mod sealed {
-    pub trait Sealed {}
+    pub trait Sealed {
+        /// The unsigned type of this type's width, which the plan writes positions as: a position has the
+        /// same bits in both once it fits the index type (which the plan checks).
+        type Word: Word;
+    }
+
+    /// `u32` or `u64`, the index types' representations as far as writing them goes.
+    pub trait Word: Copy + Send + Sync + 'static {
+        /// `pos` as this type; callers guarantee that it fits.
+        fn from_position(pos: usize) -> Self;
+    }
 }
+
+pub(crate) use sealed::Word;
+
+macro_rules! words {
+    ($($t:ident),*) => {$(
+        impl Word for $t {
+            #[inline(always)]
+            fn from_position(pos: usize) -> $t {
+                pos as $t
+            }
+        }
+    )*};
+}
+words!(u32, u64);
 
 /// A type the position of a selected element is written as.
 pub trait Index: Copy + Send + Sync + 'static + sealed::Sealed {
@@ -19,8 +43,10 @@ pub trait Index: Copy + Send + Sync + 'static + sealed::Sealed {
 }
 
 macro_rules! indices {
-    ($($t:ident: $x:ident),*) => {$(
-        impl sealed::Sealed for $t {}
+    ($($t:ident: $x:ident: $word:ident),*) => {$(
+        impl sealed::Sealed for $t {
+            type Word = $word;
+        }
         impl Index for $t {
             const INDEX_TYPE: IndexType = IndexType::$x;
             #[inline(always)]
@@ -31,4 +57,4 @@ macro_rules! indices {
         }
     )*};
 }
-indices!(u32: U32, u64: U64, i32: I32, i64: I64);
+indices!(u32: U32: u32, u64: U64: u64, i32: I32: u32, i64: I64: u64);

@@ -77,6 +77,7 @@ mod index;
 pub mod naive;
 #[cfg(feature = "rayon")]
 pub mod parallel;
+mod plan;
 mod sequence;
 mod topk;
 mod vector;

@@ -13,7 +13,8 @@ use crate::accumulator::{Accumulator, Slot};
 use crate::element::{Direction, Element};
 use crate::error::Error;
 use crate::index::Index;
-use crate::topk::{TopK, coordinates, topk as topk_one_thread};
+use crate::plan::coordinates;
+use crate::topk::{TopK, topk as topk_one_thread};
 use crate::view::{View, ViewMut};
 
 /// A piece's own top K: values and positions within the piece.
@@ -94,7 +95,7 @@ fn run_pieces<T: Element, I: Index, const D: usize>(
 ) -> Result<(), Error> {
     let sizes = input.sizes();
     let len = sizes[axis];
-    let coord = coordinates(sizes, axis, sequence);
+    let coord = coordinates(&sizes, axis, sequence);
     let stride = input.layout().strides()[axis];
     let start = input.layout().address(&coord);
     let piece_len = len.div_ceil(threads).max(MIN_PIECE);

@@ -13,8 +13,9 @@ pub const MAX_RANK: usize = 8;
 /// Sizes, strides and offset of a view whose every reachable address is known to fit a slice of `len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Layout<const D: usize> {
-    sizes: [usize; D],
-    strides: [isize; D],
+    // Read in place by the walk (`plan.rs`), where copying the arrays out cost flash; written only here.
+    pub(crate) sizes: [usize; D],
+    pub(crate) strides: [isize; D],
     offset: usize,
 }
 
@@ -135,6 +136,22 @@ impl<const D: usize> Layout<D> {
         self.sizes.iter().product()
     }
 
+    /// The same layout at rank 8: dimensions of size 1 (stride 0) in front, as [`Layout::padded`] makes
+    /// them. It reaches the same addresses, so it fits the same slice.
+    pub(crate) fn pad(&self) -> Layout<MAX_RANK> {
+        let () = Self::RANK_IS_SUPPORTED;
+        let pad = MAX_RANK - D;
+        let mut sizes = [1; MAX_RANK];
+        let mut strides = [0; MAX_RANK];
+        sizes[pad..].copy_from_slice(&self.sizes);
+        strides[pad..].copy_from_slice(&self.strides);
+        Layout {
+            sizes,
+            strides,
+            offset: self.offset,
+        }
+    }
+
     /// Address of `coord`; every coordinate inside `sizes` gives one inside the slice.
     #[inline]
     pub(crate) fn address(&self, coord: &[usize; D]) -> isize {
@@ -230,6 +247,14 @@ impl<'a, T, const D: usize> View<'a, T, D> {
     /// The whole underlying slice.
     pub fn data(&self) -> &'a [T] {
         self.data
+    }
+
+    /// The same view at rank 8 ([`Layout::pad`]).
+    pub(crate) fn pad(&self) -> View<'a, T, MAX_RANK> {
+        View {
+            data: self.data,
+            layout: self.layout.pad(),
+        }
     }
 }
 
