@@ -44,6 +44,9 @@
 //! Indices: `u32`, `u64`, `i32`, `i64` ([`Index`]).
 //! Named at run time by [`DataType`] and [`IndexType`]; [`with_data_type!`] and [`with_index_type!`]
 //! run generic code on the type a name stands for.
+//! The generic entry points are thin: a request's views are padded to rank 8 and its index type reduced
+//! to `u32` or `u64` before anything runs, and the engines are compiled in this crate, so a caller that
+//! uses every value type, index type and rank compiles the walk over sequences 24 times, not 384.
 //!
 //! # Features
 //! - `std` (default): `Error` implements `std::error::Error`. Without it the crate is `#![no_std]` and

@@ -1,10 +1,12 @@
 //! A validated request reduced to what the walk needs: rank 8 (the views padded in front with
-//! dimensions of size 1, [`Layout::pad`]) and the index type reduced to its width. [`TopK`] is generic over
-//! the index type and the rank for its callers; this is not, so the walk over sequences, the tiles and
-//! the side-by-side runs are compiled once per element type, not once per (type, index type, rank): 384
-//! copies in a test that tries them all, 12 now.
+//! dimensions of size 1, as [`Layout::padded`] does) and the index type reduced to the `u32` or `u64`
+//! word it is written as. [`TopK`] is generic over the index type and the rank for its callers; this is
+//! not, so the walk over sequences, the tiles and the side-by-side runs are compiled once per value
+//! type and word: 24 copies where a test that tries every type, index type and rank had 384. The methods
+//! [`TopK`] forwards to are documented there.
 //!
 //! [`TopK`]: crate::TopK
+//! [`Layout::padded`]: crate::Layout::padded
 
 use core::marker::PhantomData;
 use core::ops::Range;

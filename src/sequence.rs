@@ -1,7 +1,7 @@
 //! What an engine reads: one sequence (a line along the axis), or neighbouring sequences side by side.
 //!
 //! Both are a slice and an affine address map whose every address lies in the slice, which their `unsafe`
-//! constructors take as given: `topk.rs` makes them from validated layouts (or from its tile), and the
+//! constructors take as given: `plan.rs` makes them from validated layouts (or from its tile), and the
 //! engines read them with unchecked loads.
 
 /// One sequence: `len` elements of `data` from address `start`, `stride` apart.

@@ -1,5 +1,5 @@
 //! The selection engines. Each takes one validated sequence and reports the positions of its first K
-//! elements in order; `topk.rs` does everything around that (validation, walking sequences, writing).
+//! elements in order; `topk.rs` validates and `plan.rs` does the rest (walking sequences, writing).
 //!
 //! - `naive`: the reference, O(n·K) by definition: the semantics every other engine is tested against;
 //! - `scalar`: the threshold filter one element at a time (strided rows of every SIMD engine too);
