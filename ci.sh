@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every check of the workspace.
-# Usage: ./ci.sh            (everything, from a clean clone on 2 cores: 1258 s on 2026-11-26, down from 2399 s once
-#                           the engines were compiled in the library alone; the host tests take 4 minutes, the
-#                           aarch64 release build and its qemu run 3.7, the fuzz build 3, miri 2.2)
+# Usage: ./ci.sh            (everything, from a clean clone on 2 cores: 1686 s on 2026-11-27; the host tests
+#                           take 6.6 minutes, the aarch64 release build and its qemu run 3.6, the fuzz
+#                           build 5, miri 3)
 #        ./ci.sh --quick    (skips the fuzz smoke run and miri)
 # Knobs: FUZZ_SECONDS (per fuzz target, default 30), QUICKCHECK_TESTS, TOPK_SEED (see tests/common).
 set -euo pipefail
