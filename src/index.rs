@@ -4,31 +4,11 @@ use crate::data_type::IndexType;
 
 mod sealed {
     pub trait Sealed {
-        /// The unsigned type of this type's width, which the plan writes positions as: a position has the
-        /// same bits in both once it fits the index type (which the plan checks).
-        type Word: Word;
-    }
-
-    /// `u32` or `u64`, the index types' representations as far as writing them goes.
-    pub trait Word: Copy + Send + Sync + 'static {
-        /// `pos` as this type; callers guarantee that it fits.
-        fn from_position(pos: usize) -> Self;
+        /// The unsigned index type of this type's width, which the plan writes positions as: a position
+        /// has the same bits in both once it fits this type (which the plan checks).
+        type Word: super::Index;
     }
 }
-
-pub(crate) use sealed::Word;
-
-macro_rules! words {
-    ($($t:ident),*) => {$(
-        impl Word for $t {
-            #[inline(always)]
-            fn from_position(pos: usize) -> $t {
-                pos as $t
-            }
-        }
-    )*};
-}
-words!(u32, u64);
 
 /// A type the position of a selected element is written as.
 pub trait Index: Copy + Send + Sync + 'static + sealed::Sealed {

@@ -17,17 +17,17 @@ use crate::backend::{Backend, Engine};
 use crate::element::{Direction, Element, Key};
 use crate::entry::{Buffer, Emit, Entry, packs_in_one_word};
 use crate::error::Error;
-use crate::index::{Index, Word};
+use crate::index::Index;
 use crate::sequence::{Sequence, Side};
 use crate::topk::{scratch_len, scratch_len_for, side_dimension, side_pools};
 use crate::vector::MAX_LANES;
-use crate::view::{MAX_RANK, View, ViewMut};
+use crate::view::{self, MAX_RANK, View, ViewMut};
 
 /// The innermost dimension of a padded layout.
 const INNER: usize = MAX_RANK - 1;
 
 /// A validated request at rank 8 (see the module's doc); [`crate::TopK`] wraps one.
-pub(crate) struct Plan<'a, T: Element, W: Word> {
+pub(crate) struct Plan<'a, T: Element, W: Index> {
     input: View<'a, T, MAX_RANK>,
     values: Output<'a, T>,
     indices: Output<'a, W>,
@@ -41,9 +41,9 @@ pub(crate) struct Plan<'a, T: Element, W: Word> {
 // SAFETY: a plan reads its input through a shared borrow and writes only the output elements of its own
 // sequences; plans made by `split_at` cover disjoint sequences, and a validated output view maps distinct
 // coordinates to distinct elements, so two plans on two threads never touch the same element.
-unsafe impl<T: Element, W: Word> Send for Plan<'_, T, W> {}
+unsafe impl<T: Element, W: Index> Send for Plan<'_, T, W> {}
 
-impl<'a, T: Element, W: Word> Plan<'a, T, W> {
+impl<'a, T: Element, W: Index> Plan<'a, T, W> {
     /// The plan of a request [`crate::check_request`] accepted, `len` long along `axis`.
     pub(crate) fn new<I: Index<Word = W>, const D: usize>(
         input: View<'a, T, D>,
@@ -532,13 +532,9 @@ impl<'a, T> Output<'a, T> {
         }
     }
 
-    /// The address of `coord`, as [`crate::Layout::address`] says.
+    /// The address of `coord`.
     fn address(&self, coord: &[usize; MAX_RANK]) -> isize {
-        let mut address = self.offset as isize;
-        for (&c, &stride) in coord.iter().zip(&self.strides) {
-            address += c as isize * stride;
-        }
-        address
+        view::address(self.offset, &self.strides, coord)
     }
 
     /// The same output as elements of `U`.

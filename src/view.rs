@@ -155,12 +155,18 @@ impl<const D: usize> Layout<D> {
     /// Address of `coord`; every coordinate inside `sizes` gives one inside the slice.
     #[inline]
     pub(crate) fn address(&self, coord: &[usize; D]) -> isize {
-        let mut address = self.offset as isize;
-        for (&c, &stride) in coord.iter().zip(&self.strides) {
-            address += c as isize * stride;
-        }
-        address
+        address(self.offset, &self.strides, coord)
     }
+}
+
+/// `offset + Σ coord[d]·strides[d]`: the address of `coord` in a layout with these strides and offset.
+#[inline]
+pub(crate) fn address<const D: usize>(offset: usize, strides: &[isize; D], coord: &[usize; D]) -> isize {
+    let mut address = offset as isize;
+    for (&c, &stride) in coord.iter().zip(strides) {
+        address += c as isize * stride;
+    }
+    address
 }
 
 impl Layout<MAX_RANK> {

@@ -279,9 +279,10 @@ per_type! {
 /// A non-last axis whose neighbouring sequences are adjacent (the engines read them side by side, one
 /// per lane): neighbour counts around the lane counts (4, 8, 16) so that runs split into full groups and
 /// a remainder done one at a time, 40 and 260 neighbours of sequences long enough for the side filter to
-/// read several groups of lanes a row (2 to 16 a call, then the rest), K at both ends of each slot count (8, 16), and above them (a candidate
-/// buffer per lane): just past, and 60 (a tenth to a fifth of the longer sequences; at least half of the
-/// shorter ones, which the caps' selection answers alone; all of the shortest).
+/// read several groups of lanes a row (2 to 16 a call, then the rest), K at both ends of each slot count
+/// (8, 16), and above them (a candidate buffer per lane): just past, and 60 (a tenth to a fifth of the
+/// longer sequences; at least half of the shorter ones, which the caps' selection answers alone; all of
+/// the shortest).
 fn sides<T: Bits>(seed: u64) {
     let mut rng = Rng(seed | 1);
     let shapes: &[(usize, usize)] = if cfg!(miri) {
