@@ -89,6 +89,14 @@ pub(crate) trait Vector: Copy {
     fn float_lt(self, limit: Self) -> Self::Mask;
     /// Lanes whose bits, read as IEEE floats of the lane's width, are not `<= limit`'s (true for NaN).
     fn float_nle(self, limit: Self) -> Self::Mask;
+    /// Lane-wise, reading the bits as IEEE floats of the lane's width: the larger, and a NaN where either
+    /// is NaN (the better of the two in SPEC §2's `Decreasing` order, up to which NaN). The default
+    /// compares and blends (two compares, an or and a blend); the ISAs with a maximum that can keep the
+    /// NaN take one or two instructions.
+    #[inline(always)]
+    fn float_max(self, other: Self) -> Self {
+        Self::select(Self::or_mask(other.float_lt(self), self.float_nle(self)), self, other)
+    }
     /// `yes` in the lanes of `mask`, `no` elsewhere.
     fn select(mask: Self::Mask, yes: Self, no: Self) -> Self;
     /// Lanes set in either mask.

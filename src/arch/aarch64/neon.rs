@@ -116,6 +116,14 @@ impl Vector for U32x4 {
         opaque32(unsafe { vmvnq_u32(vcleq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0))) })
     }
     #[inline(always)]
+    fn float_max(self, other: Self) -> Self {
+        // `fmax` returns a NaN where either is NaN.
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe {
+            vreinterpretq_u32_f32(vmaxq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(other.0)))
+        })
+    }
+    #[inline(always)]
     fn select(mask: uint32x4_t, yes: Self, no: Self) -> Self {
         // SAFETY: NEON is present (module invariant).
         U32x4(unsafe { vbslq_u32(mask, yes.0, no.0) })
@@ -232,6 +240,14 @@ impl Vector for U64x2 {
                 vcleq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(limit.0)),
                 vdupq_n_u64(u64::MAX),
             )
+        })
+    }
+    #[inline(always)]
+    fn float_max(self, other: Self) -> Self {
+        // `fmax` returns a NaN where either is NaN.
+        // SAFETY: NEON is present (module invariant).
+        U64x2(unsafe {
+            vreinterpretq_u64_f64(vmaxq_f64(vreinterpretq_f64_u64(self.0), vreinterpretq_f64_u64(other.0)))
         })
     }
     #[inline(always)]

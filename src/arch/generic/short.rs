@@ -73,7 +73,7 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
                 }
                 position = start + block;
             }
-            if gather_below::<V, T, E, KIND>(row, &found, passed, cap, &lanes, &mut entries) {
+            if gather_below::<V, T, E, KIND>(row, k, &found, passed, cap, &lanes, &mut entries) {
                 count = V::LANES;
             } else {
                 for &p in found.get(..passed).unwrap_or_default() {
@@ -110,17 +110,21 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
 
 /// The entries of the `passed` positions in `found` whose keys are below `cap`, the rest of the first
 /// `LANES` entries `LAST`, made a vector at a time where the row's elements are 4 bytes, the entries one
-/// word and more than half a vector passed; false, having written nothing, elsewhere.
+/// word, at most a vector passed, and either more than half a vector did or K is half a vector or more;
+/// false, having written nothing, elsewhere.
 ///
 /// One gather, the keys and two stores, where the loop over the positions took a load, a key, a store
 /// and a branch on each, and a misprediction where it ended. 4096 rows of 256 with K = 8: 0.528 to
 /// 0.500 ms, i32 0.527 to 0.472, rows of 128 0.480 to 0.437 (AVX-512). With half a vector or fewer
-/// (K = 2 or 4), sorting the vector's worth of entries cost more than the loop.
+/// (K = 2 or 4), sorting the vector's worth of entries cost more than the loop. With K = 8 at least 8
+/// pass, often exactly 8: taking those rows here too keeps one path and one sort size (the branches on
+/// the count no longer mispredicted; 0.505 to 0.487 ms).
 // Out of line in unoptimised builds (see `first_best`).
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn gather_below<V: Vector, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
+    k: usize,
     found: &[u32; SHORT_CAP + MAX_LANES],
     passed: usize,
     cap: u64,
@@ -133,7 +137,7 @@ fn gather_below<V: Vector, T: Element, E: Entry, const KIND: u8>(
     let Some(out) = words.get_mut(..V::LANES) else {
         return false;
     };
-    if !(V::COMPRESSES && size_of::<T>() == 4 && (V::LANES / 2 + 1..=V::LANES).contains(&passed)) {
+    if !(V::COMPRESSES && size_of::<T>() == 4 && passed <= V::LANES && (passed > V::LANES / 2 || 2 * k >= V::LANES)) {
         return false;
     }
     let all = V::splat(u64::MAX);

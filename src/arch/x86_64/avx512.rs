@@ -26,6 +26,10 @@ generic::engine::simd_engine! {
 // AVX-512F and AVX-512BW (the token's invariant): that is the precondition every intrinsic call below
 // relies on.
 
+/// The `vfixupimm` table that takes the source lane where it is a NaN (class 0 QNaN, class 1 SNaN:
+/// response 1, the source) and keeps the destination lane for every other class (response 0).
+const NAN_TAKES_SOURCE: i32 = 0x11;
+
 #[derive(Clone, Copy)]
 struct U32x16(__m512i);
 
@@ -174,6 +178,20 @@ impl Vector for U32x16 {
     fn float_nle(self, limit: Self) -> __mmask16 {
         // SAFETY: AVX-512F is present (module invariant).
         unsafe { _mm512_cmp_ps_mask::<_CMP_NLE_UQ>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_max(self, other: Self) -> Self {
+        // `vmaxps` returns `other` where either is NaN; the fix-up then takes `self` where it is a NaN
+        // (table: QNaN and SNaN → the source, every other class → the destination).
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe {
+            let (x, y) = (_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(other.0));
+            _mm512_castps_si512(_mm512_fixupimm_ps::<0>(
+                _mm512_max_ps(x, y),
+                x,
+                _mm512_set1_epi32(NAN_TAKES_SOURCE),
+            ))
+        })
     }
     #[inline(always)]
     fn select(mask: __mmask16, yes: Self, no: Self) -> Self {
@@ -359,6 +377,19 @@ impl Vector for U64x8 {
     fn float_nle(self, limit: Self) -> __mmask8 {
         // SAFETY: AVX-512F is present (module invariant).
         unsafe { _mm512_cmp_pd_mask::<_CMP_NLE_UQ>(_mm512_castsi512_pd(self.0), _mm512_castsi512_pd(limit.0)) }
+    }
+    #[inline(always)]
+    fn float_max(self, other: Self) -> Self {
+        // As U32x16's.
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe {
+            let (x, y) = (_mm512_castsi512_pd(self.0), _mm512_castsi512_pd(other.0));
+            _mm512_castpd_si512(_mm512_fixupimm_pd::<0>(
+                _mm512_max_pd(x, y),
+                x,
+                _mm512_set1_epi64(NAN_TAKES_SOURCE.into()),
+            ))
+        })
     }
     #[inline(always)]
     fn select(mask: __mmask8, yes: Self, no: Self) -> Self {
