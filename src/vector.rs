@@ -140,10 +140,27 @@ pub(crate) trait Vector: Copy {
 
     // What short rows collect with, where the ISA compresses (AVX-512).
 
-    /// Whether the register has 32-bit lanes and [`compress`](Self::compress) and
-    /// [`add`](Self::add) are single instructions (AVX-512's `vpcompressd`): short rows then collect
-    /// the positions that pass with no branch per element.
+    /// Whether [`compress`](Self::compress), [`add`](Self::add) and
+    /// [`store_positions`](Self::store_positions) are one or two instructions (AVX-512's `vpcompressd`
+    /// and `vpcompressq`): short rows then collect the positions that pass with no branch per element.
     const COMPRESSES: bool = false;
+    /// Stores the `LANES` lanes, each truncated to 32 bits, at `out`. The default stores 32-bit lanes as
+    /// they are, and others through memory.
+    ///
+    /// # Safety
+    /// `out` is valid for writing `LANES` u32s (no alignment needed).
+    #[inline(always)]
+    unsafe fn store_positions(self, out: *mut u32) {
+        if size_of::<Self>() == 4 * Self::LANES {
+            // SAFETY: the register is LANES u32s, which `out` has room for (the caller's precondition).
+            unsafe { self.store(out) }
+        } else {
+            for (i, &lane) in self.lanes().iter().enumerate().take(Self::LANES) {
+                // SAFETY: i < LANES (the caller's precondition).
+                unsafe { out.add(i).write_unaligned(lane as u32) };
+            }
+        }
+    }
     /// The lanes whose bit is set in `bits` first, in lane order; the others unspecified. The default is
     /// [`partition_lanes`](Self::partition_lanes).
     #[inline(always)]

@@ -114,7 +114,7 @@ impl<V: Vector> Prepared<V> {
     }
 
     /// The positions of the lanes that pass the limit in `row`'s whole blocks, compressed into `found`
-    /// in order, a vector at a time ([`Vector::COMPRESSES`] engines, whose lanes are 32-bit): the start
+    /// in order, a vector at a time ([`Vector::COMPRESSES`] engines): the start
     /// of the first block not seen and the count, or `None` once `found` has no room for another vector.
     /// f16 in 16-bit lanes sees no block here (its tests come as bits two vectors at a time).
     ///
@@ -161,8 +161,8 @@ impl<V: Vector> Prepared<V> {
             let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
             for mask in masks {
                 let room = found.get_mut(passed..passed + V::LANES)?;
-                // SAFETY: `room` holds LANES u32, one per lane (COMPRESSES vectors have 32-bit lanes).
-                unsafe { positions.compress(V::bits(mask)).store(room.as_mut_ptr()) };
+                // SAFETY: `room` holds LANES u32, one per lane.
+                unsafe { positions.compress(V::bits(mask)).store_positions(room.as_mut_ptr()) };
                 passed += V::bits(mask).count_ones() as usize;
                 positions = positions.add(step);
             }

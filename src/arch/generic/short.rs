@@ -66,9 +66,8 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
                     let positions = V::iota()
                         .add(V::splat((start + v * V::LANES) as u64))
                         .compress(lane_bits);
-                    // SAFETY: passed <= SHORT_CAP, so `found` has room for the LANES <= MAX_LANES u32 lanes
-                    // (COMPRESSES vectors have 32-bit lanes).
-                    unsafe { positions.store(found.as_mut_ptr().add(passed)) };
+                    // SAFETY: passed <= SHORT_CAP, so `found` has room for LANES <= MAX_LANES u32s.
+                    unsafe { positions.store_positions(found.as_mut_ptr().add(passed)) };
                     passed += lane_bits.count_ones() as usize;
                 }
                 position = start + block;
@@ -141,7 +140,7 @@ fn gather_below<V: Vector, T: Element, E: Entry, const KIND: u8>(
         return false;
     }
     let all = V::splat(u64::MAX);
-    // SAFETY: `found` holds more than LANES u32s, the lane width of COMPRESSES vectors.
+    // SAFETY: `found` holds more than LANES u32s; T is 4 bytes, so the lanes are 32-bit.
     let positions = unsafe { V::load::<u32>(found.as_ptr()) }.min(V::splat((row.len() - 1) as u64));
     // SAFETY: every lane is at most row.len() - 1 (row is not empty: `passed` of its positions passed), an
     // index into `row`, whose elements are 4 bytes.

@@ -310,6 +310,23 @@ impl Vector for U64x8 {
         // SAFETY: AVX-512F is present (module invariant).
         U64x8(unsafe { _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0) })
     }
+    const COMPRESSES: bool = true;
+    #[inline(always)]
+    fn compress(self, bits: u64) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_maskz_compress_epi64(bits as __mmask8, self.0) })
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_add_epi64(self.0, other.0) })
+    }
+    #[inline(always)]
+    unsafe fn store_positions(self, out: *mut u32) {
+        // SAFETY: AVX-512F is present (module invariant); `out` has room for 8 u32s (the caller's
+        // precondition), the 32 bytes of the narrowed lanes.
+        unsafe { _mm256_storeu_si256(out.cast(), _mm512_cvtepi64_epi32(self.0)) }
+    }
     #[inline(always)]
     fn exchange(self, m: usize) -> Self {
         let index = Self::iota().xor(Self::splat(m as u64));
