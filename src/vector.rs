@@ -36,6 +36,13 @@ pub(crate) trait Vector: Copy {
         // SAFETY: the caller's precondition, for a 2-byte integer type.
         unsafe { Self::load(ptr) }
     }
+    /// The binary16 bits of f32 lanes that hold f16 values ([`load_half`](Self::load_half) undone: exact),
+    /// zero-extended. Called only where [`CONVERTS_HALF`](Self::CONVERTS_HALF); the default returns the
+    /// lanes as they are, which `load_half`'s default left raw.
+    #[inline(always)]
+    fn to_half(self) -> Self {
+        self
+    }
     /// Whether the register also has `2 · LANES` 16-bit lanes with the compares below (AVX-512BW): f16
     /// rows are then tested on their raw bits, with no conversion (`arch::generic`'s `HALF_BITS`).
     const HALF_LANES: bool = false;
@@ -174,17 +181,27 @@ pub(crate) trait Vector: Copy {
         let (a, b) = (self.lanes(), other.lanes());
         Self::from_lanes(core::array::from_fn(|i| a[i].wrapping_add(b[i])))
     }
-    /// Lane `i` holds the 32-bit element at `base + positions[i]`. The default goes through memory
-    /// (only engines that [compress](Self::COMPRESSES) call it, and override it).
+    /// Lane `i` holds the element of `row` at `positions[i]`, zero-extended; `T` of 1, 2 or 4 bytes.
+    /// The default goes through memory (only engines that [compress](Self::COMPRESSES) call it, and
+    /// override it).
     ///
     /// # Safety
-    /// Each lane of `positions` is an index of a 4-byte element readable from `base`.
+    /// `row` points to `len` readable elements of `T`, `len · size_of::<T>() >= 4`, and each lane of
+    /// `positions` is below `len`.
     #[inline(always)]
-    unsafe fn gather32(base: *const u32, positions: Self) -> Self {
+    unsafe fn gather<T>(row: *const T, len: usize, positions: Self) -> Self {
+        let _ = len;
         let positions = positions.lanes();
         Self::from_lanes(core::array::from_fn(|i| match positions.get(i) {
-            // SAFETY: i < LANES: a lane, an index of a readable element (the caller's precondition).
-            Some(&p) if i < Self::LANES => u64::from(unsafe { base.add(p as usize).read_unaligned() }),
+            // SAFETY: i < LANES: a lane, the index of a readable element (the caller's precondition).
+            Some(&p) if i < Self::LANES => unsafe {
+                let at = row.add(p as usize).cast::<u8>();
+                match size_of::<T>() {
+                    1 => u64::from(at.read()),
+                    2 => u64::from(at.cast::<u16>().read_unaligned()),
+                    _ => u64::from(at.cast::<u32>().read_unaligned()),
+                }
+            },
             _ => 0,
         }))
     }

@@ -8,12 +8,18 @@ use crate::entry::Entry;
 use crate::vector::Vector;
 
 use super::filter::offer;
-use super::lanes::{FLOAT, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys};
+use super::lanes::{FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys};
 use super::network;
 
 /// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes;
 /// twice as many on short rows with K above half of it).
 const GROUPS: usize = 16;
+
+/// Blocks a row must exceed for [`minima_bound`] to pick by float compares ([`pick`]) rather than key
+/// every vector: on shorter rows the picks' latency (dependent maxima, and f16's conversions) was
+/// exposed. 4096 rows, ms: 64 f32, K = 8: 0.42 to 0.39; 100 f32, K = 1: 0.187 to 0.157; 64 f16, K = 8:
+/// 0.45 to 0.41. With 4 blocks, rows of 256 lost 5-10%.
+const PICK_MIN: usize = 2;
 
 /// Elements of a row's start the prefix bound reads (all of a short row).
 pub(super) const PREFIX: usize = 512;
@@ -75,17 +81,24 @@ pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
     }
     let lanes = Lanes::<V>::new(map, flip);
     let mut minima = [V::splat(u64::MAX); UNROLL];
-    if KIND == NATIVE_FLOAT && V::SPECIALIZE {
+    let long = row.len() > PICK_MIN * UNROLL * V::LANES;
+    let converts = KIND == HALF && V::CONVERTS_HALF && long;
+    if (KIND == NATIVE_FLOAT && long || converts) && V::SPECIALIZE {
         // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
         // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
-        // copies of the loop took the firmware 4 KB over its flash budget).
+        // copies of the loop took the firmware 4 KB over its flash budget). f16 the same, converted to
+        // f32 on load and back at the end (4096 rows of 256, K = 8: 0.585 to 0.550 ms).
         let picked = if flip == 0 {
-            pick::<V, T, false>(row, vectors, rounds)
+            pick::<V, T, KIND, false>(row, vectors, rounds)
         } else {
-            pick::<V, T, true>(row, vectors, rounds)
+            pick::<V, T, KIND, true>(row, vectors, rounds)
         };
         for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
-            *minimum = keys::<V, FLOAT>(picked, &lanes);
+            *minimum = if converts {
+                keys::<V, HALF>(picked.to_half(), &lanes)
+            } else {
+                keys::<V, FLOAT>(picked, &lanes)
+            };
         }
     } else {
         for round in 0..rounds {
@@ -113,33 +126,49 @@ unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
     unsafe { V::load::<T>(row.as_ptr().add(j * V::LANES)) }
 }
 
+/// Vector `j` of `row` as floats: [`nth_vector`] of f32/f64, f16 converted to f32 (`HALF`).
+///
+/// # Safety
+/// As [`nth_vector`]; `T` is f32 or f64 in lanes of its width, or f16 (`HALF`) where the vector
+/// [converts](Vector::CONVERTS_HALF) it.
+#[inline(always)]
+unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
+    if KIND == HALF {
+        // SAFETY: the caller's precondition: LANES f16 from j · LANES.
+        unsafe { V::load_half(row.as_ptr().add(j * V::LANES).cast()) }
+    } else {
+        // SAFETY: the caller's precondition.
+        unsafe { nth_vector::<V, T>(row, j) }
+    }
+}
+
 /// For each of the `vectors · LANES` groups of [`minima_bound`], a best element of the group by
 /// [`better`] (whose key is the group's minimum), as raw bits: the first `vectors` of the result.
 ///
 /// UNROLL chains of compare and blend, not one (its latency): vector j goes to chain j mod UNROLL, which
 /// holds the groups of vector j mod `vectors` (`vectors` divides UNROLL), and the chains merge at the end.
 #[inline(always)]
-fn pick<V: Vector, T, const DECREASING: bool>(row: &[T], vectors: usize, rounds: usize) -> [V; UNROLL] {
+fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool>(row: &[T], vectors: usize, rounds: usize) -> [V; UNROLL] {
     let total = rounds * vectors;
     debug_assert!(total * V::LANES <= row.len() && vectors >= 1 && UNROLL.is_multiple_of(vectors));
     // Every `nth_vector` below reads a vector j < total, and total · LANES <= row.len() (the caller's
-    // `rounds`); T is f32 or f64, in lanes of its width.
+    // `rounds`); T is f32 or f64, in lanes of its width, or f16 that V converts (`HALF`).
     let mut picked = [V::splat(0); UNROLL];
     for (a, picked) in picked.iter_mut().enumerate() {
         // SAFETY: see above; a % vectors < vectors <= total.
-        *picked = unsafe { nth_vector::<V, T>(row, a % vectors) };
+        *picked = unsafe { nth_floats::<V, T, KIND>(row, a % vectors) };
     }
     let whole = total - total % UNROLL;
     for j in (0..whole).step_by(UNROLL) {
         for (a, picked) in picked.iter_mut().enumerate() {
             // SAFETY: see above; j + a < whole <= total.
-            let x = unsafe { nth_vector::<V, T>(row, j + a) };
+            let x = unsafe { nth_floats::<V, T, KIND>(row, j + a) };
             *picked = better::<V, DECREASING>(x, *picked);
         }
     }
     for j in whole..total {
         // SAFETY: see above.
-        let x = unsafe { nth_vector::<V, T>(row, j) };
+        let x = unsafe { nth_floats::<V, T, KIND>(row, j) };
         picked[j % vectors] = better::<V, DECREASING>(x, picked[j % vectors]);
     }
     for a in vectors..UNROLL {

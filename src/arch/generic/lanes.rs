@@ -116,7 +116,7 @@ impl<V: Vector> Prepared<V> {
     /// The positions of the lanes that pass the limit in `row`'s whole blocks, compressed into `found`
     /// in order, a vector at a time ([`Vector::COMPRESSES`] engines): the start
     /// of the first block not seen and the count, or `None` once `found` has no room for another vector.
-    /// f16 in 16-bit lanes sees no block here (its tests come as bits two vectors at a time).
+    /// f16 in 16-bit lanes takes its tests as bits, two vectors at a time.
     ///
     /// Each vector's test stays a mask register that the compress takes as it is, where the bits of a
     /// whole block went through a general register and back, and the test is matched outside the loop.
@@ -130,14 +130,25 @@ impl<V: Vector> Prepared<V> {
         lanes: &Lanes<V>,
         found: &mut [u32],
     ) -> Option<(usize, usize)> {
-        if !V::COMPRESSES || KIND == HALF && V::HALF_LANES {
+        if !V::COMPRESSES {
             return Some((0, 0));
         }
+        let bits = KIND == HALF && V::HALF_LANES;
         match (KIND, self.test) {
-            (NATIVE_FLOAT | HALF, LESS_OR_EQUAL) => {
+            (HALF, HALF_BELOW_SIGNED) if bits => {
+                self.compress_blocks_with::<T, KIND, HALF_BELOW_SIGNED>(row, lanes, found)
+            }
+            (HALF, HALF_ABOVE) if bits => self.compress_blocks_with::<T, KIND, HALF_ABOVE>(row, lanes, found),
+            (HALF, HALF_ABOVE_SIGNED_OR_NAN) if bits => {
+                self.compress_blocks_with::<T, KIND, HALF_ABOVE_SIGNED_OR_NAN>(row, lanes, found)
+            }
+            (HALF, HALF_BELOW_OR_NAN) if bits => {
+                self.compress_blocks_with::<T, KIND, HALF_BELOW_OR_NAN>(row, lanes, found)
+            }
+            (NATIVE_FLOAT | HALF, LESS_OR_EQUAL) if !bits => {
                 self.compress_blocks_with::<T, KIND, LESS_OR_EQUAL>(row, lanes, found)
             }
-            (NATIVE_FLOAT | HALF, NOT_LESS_OR_EQUAL) => {
+            (NATIVE_FLOAT | HALF, NOT_LESS_OR_EQUAL) if !bits => {
                 self.compress_blocks_with::<T, KIND, NOT_LESS_OR_EQUAL>(row, lanes, found)
             }
             _ => self.compress_blocks_with::<T, KIND, LESS>(row, lanes, found),
@@ -157,14 +168,27 @@ impl<V: Vector> Prepared<V> {
         let mut positions = V::iota();
         let step = V::splat(V::LANES as u64);
         while start + block <= row.len() {
-            // SAFETY: checked just above.
-            let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
-            for mask in masks {
-                let room = found.get_mut(passed..passed + V::LANES)?;
-                // SAFETY: `room` holds LANES u32, one per lane.
-                unsafe { positions.compress(V::bits(mask)).store_positions(room.as_mut_ptr()) };
-                passed += V::bits(mask).count_ones() as usize;
-                positions = positions.add(step);
+            if KIND == HALF && V::HALF_LANES {
+                // SAFETY: checked just above; T is f16 for HALF.
+                let bits = unsafe { self.half_bits::<T, TEST>(row, start) };
+                for v in 0..UNROLL {
+                    let room = found.get_mut(passed..passed + V::LANES)?;
+                    let lane_bits = bits >> (v * V::LANES) & (u64::MAX >> (64 - V::LANES));
+                    // SAFETY: `room` holds LANES u32, one per lane.
+                    unsafe { positions.compress(lane_bits).store_positions(room.as_mut_ptr()) };
+                    passed += lane_bits.count_ones() as usize;
+                    positions = positions.add(step);
+                }
+            } else {
+                // SAFETY: checked just above.
+                let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
+                for mask in masks {
+                    let room = found.get_mut(passed..passed + V::LANES)?;
+                    // SAFETY: `room` holds LANES u32, one per lane.
+                    unsafe { positions.compress(V::bits(mask)).store_positions(room.as_mut_ptr()) };
+                    passed += V::bits(mask).count_ones() as usize;
+                    positions = positions.add(step);
+                }
             }
             start += block;
         }

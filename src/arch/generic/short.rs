@@ -108,7 +108,7 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
 }
 
 /// The entries of the `passed` positions in `found` whose keys are below `cap`, the rest of the first
-/// `LANES` entries `LAST`, made a vector at a time where the row's elements are 4 bytes, the entries one
+/// `LANES` entries `LAST`, made a vector at a time where the row's elements are 4 bytes or fewer, the entries one
 /// word, at most a vector passed, and either more than half a vector did or K is half a vector or more;
 /// false, having written nothing, elsewhere.
 ///
@@ -136,15 +136,20 @@ fn gather_below<V: Vector, T: Element, E: Entry, const KIND: u8>(
     let Some(out) = words.get_mut(..V::LANES) else {
         return false;
     };
-    if !(V::COMPRESSES && size_of::<T>() == 4 && passed <= V::LANES && (passed > V::LANES / 2 || 2 * k >= V::LANES)) {
+    if !(V::COMPRESSES
+        && size_of::<T>() <= 4
+        && size_of_val(row) >= 4
+        && passed <= V::LANES
+        && (passed > V::LANES / 2 || 2 * k >= V::LANES))
+    {
         return false;
     }
     let all = V::splat(u64::MAX);
-    // SAFETY: `found` holds more than LANES u32s; T is 4 bytes, so the lanes are 32-bit.
+    // SAFETY: `found` holds more than LANES u32s; T is 4 bytes or fewer, so the lanes are 32-bit.
     let positions = unsafe { V::load::<u32>(found.as_ptr()) }.min(V::splat((row.len() - 1) as u64));
     // SAFETY: every lane is at most row.len() - 1 (row is not empty: `passed` of its positions passed), an
-    // index into `row`, whose elements are 4 bytes.
-    let raw = unsafe { V::gather32(row.as_ptr().cast(), positions) };
+    // index into `row`, whose elements are 4 bytes or fewer and at least 4 bytes in all.
+    let raw = unsafe { V::gather(row.as_ptr(), row.len(), positions) };
     let key = V::select(V::iota().lt(V::splat(passed as u64)), keys::<V, KIND>(raw, lanes), all);
     // The lane test may pass more than the keys below cap (see `keep_below`).
     let keep = key.lt(V::splat(cap));

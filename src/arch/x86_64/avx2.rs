@@ -74,6 +74,15 @@ impl Vector for U32x8 {
         U32x8(unsafe { _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128(ptr.cast()))) })
     }
     #[inline(always)]
+    fn to_half(self) -> Self {
+        // SAFETY: F16C is present with AVX2 (module invariant: the token checks both).
+        U32x8(unsafe {
+            _mm256_cvtepu16_epi32(_mm256_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT }>(_mm256_castsi256_ps(
+                self.0,
+            )))
+        })
+    }
+    #[inline(always)]
     fn splat(value: u64) -> Self {
         // SAFETY: AVX2 is present (module invariant).
         U32x8(unsafe { _mm256_set1_epi32(value as u32 as i32) })
