@@ -37,12 +37,19 @@ impl Sorter for CoreSort {
     }
 
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
+        if entries.len() <= SORT_WHOLE {
+            return entries.sort_unstable();
+        }
         CoreSort::select(entries, k);
         if let Some(best) = entries.get_mut(..k) {
             best.sort_unstable();
         }
     }
 }
+
+/// Up to this many entries, [`CoreSort::sort`] sorts them all rather than selecting the first K first:
+/// `core`'s small sort beats the selection's partition there.
+const SORT_WHOLE: usize = 32;
 
 /// Candidates the buffer needs for a sequence of `len` with `k` selected: `min(len, 2k)`.
 ///

@@ -227,13 +227,13 @@ impl<E: Entry> Pool for Sorted<E> {
         let best = &mut self.best;
         if self.k > HALF_K {
             for i in (HALF_K..SMALL_K).rev() {
-                best[i] = best[i - 1].max(best[i].min(entry));
+                best[i] = best[i - 1].greater(best[i].lesser(entry));
             }
         }
         for i in (1..HALF_K).rev() {
-            best[i] = best[i - 1].max(best[i].min(entry));
+            best[i] = best[i - 1].greater(best[i].lesser(entry));
         }
-        best[0] = best[0].min(entry);
+        best[0] = best[0].lesser(entry);
         self.filled = (self.filled + 1).min(self.k);
     }
     #[inline(always)]

@@ -98,10 +98,13 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
             }
         }
     }
-    // The slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding.
-    let collected = entries
-        .get_mut(..count.next_multiple_of(MAX_LANES / 2))
-        .unwrap_or_default();
+    // The slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding. Wide
+    // entries go to `core`'s sort, which only needs the collected ones.
+    let sorted = match E::buffer(&mut entries) {
+        Buffer::Packed(_) => count.next_multiple_of(MAX_LANES / 2),
+        Buffer::Wide(_) => count.max(k),
+    };
+    let collected = entries.get_mut(..sorted).unwrap_or_default();
     S::sort(collected, k);
     report(collected.get(..k).unwrap_or_default(), emit);
     true
