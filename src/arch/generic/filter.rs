@@ -204,7 +204,7 @@ pub(super) struct Sorted<E> {
 
 impl<E: Entry> Sorted<E> {
     #[inline(always)]
-    fn new(k: usize) -> Self {
+    pub(super) fn new(k: usize) -> Self {
         debug_assert!((1..=SMALL_K).contains(&k), "k {k}");
         Sorted {
             best: [E::LAST; SMALL_K],

@@ -31,8 +31,8 @@
 //! - K <= 16 also starts from a bound instead of from nothing: the K-th smallest of the lane-wise
 //!   minima of the row's first 512 elements (16 groups, 32 on short rows with K > 8: [`prefix_bound`]),
 //!   so that a short row's first blocks do not pass nearly every element; rows of at most 512 then
-//!   collect what is below the bound and sort it once where the sorter is a network ([`short_row`],
-//!   AVX-512);
+//!   collect what is below the bound and order it once ([`short_row`]: AVX-512 by the network, AVX2,
+//!   whose compress is a table of permutes, by the sorted pool's insertions);
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,
 //!   then the first position holding it; no candidates, no sort (rows of 40 f32: 3.2x faster);
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
@@ -208,7 +208,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         return;
     }
     let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
-    if let Some(cap) = prefix_cap.filter(|_| S::NETWORK && row.len() <= PREFIX)
+    if let Some(cap) = prefix_cap.filter(|_| (S::NETWORK || V::COMPRESSES) && row.len() <= PREFIX)
         && short_row::<V, S, T, E, KIND>(row, k, flip, map, cap, emit)
     {
         return;

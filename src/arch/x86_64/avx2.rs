@@ -44,6 +44,57 @@ impl Vector for U32x8 {
         // SAFETY: AVX2 is present (module invariant).
         U32x8(unsafe { _mm256_permutevar8x32_epi32(self.0, index.0) })
     }
+    // AVX2 has no compress instruction: a table of `vpermd` indices per 8-bit mask stands in (a load, a
+    // widening and the permute), which is what lets short rows collect without a branch per lane.
+    const COMPRESSES: bool = true;
+    #[inline(always)]
+    fn compress(self, bits: u64) -> Self {
+        let indices = COMPRESS[usize::from(bits as u8)];
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe {
+            let indices = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(indices as i64));
+            _mm256_permutevar8x32_epi32(self.0, indices)
+        })
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_add_epi32(self.0, other.0) })
+    }
+    #[inline(always)]
+    unsafe fn gather<T>(row: *const T, len: usize, positions: Self) -> Self {
+        // As AVX-512's: `vpgatherdd` reads 4 bytes a lane, narrower elements from inside the row.
+        let width = size_of::<T>();
+        if width == 4 {
+            // SAFETY: AVX2 is present (module invariant); every lane indexes a readable 4-byte element
+            // (the caller's precondition).
+            return U32x8(unsafe { _mm256_i32gather_epi32::<4>(row.cast(), positions.0) });
+        }
+        let at = positions.min(Self::splat((len - 4 / width) as u64));
+        let offset = positions.0;
+        // SAFETY: AVX2 is present (module invariant). Each lane reads the bytes from `at · width` to
+        // `at · width + 4 <= len · width`: inside the row (the caller's precondition, and len · width >= 4).
+        unsafe {
+            let (words, bits) = if width == 2 {
+                let words = _mm256_i32gather_epi32::<2>(row.cast(), at.0);
+                (words, _mm256_slli_epi32::<4>(_mm256_sub_epi32(offset, at.0)))
+            } else {
+                let words = _mm256_i32gather_epi32::<1>(row.cast(), at.0);
+                (words, _mm256_slli_epi32::<3>(_mm256_sub_epi32(offset, at.0)))
+            };
+            let mask = _mm256_set1_epi32(((1u64 << (8 * width)) - 1) as i32);
+            U32x8(_mm256_and_si256(_mm256_srlv_epi32(words, bits), mask))
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_pairs(high: Self, low: Self, out: *mut u64) {
+        // SAFETY: AVX2 is present (module invariant); `out` has room for 8 u64s (the caller's
+        // precondition). The unpacks pair lanes 0, 1, 4, 5 and 2, 3, 6, 7: each lane once.
+        unsafe {
+            _mm256_storeu_si256(out.cast(), _mm256_unpacklo_epi32(low.0, high.0));
+            _mm256_storeu_si256(out.add(4).cast(), _mm256_unpackhi_epi32(low.0, high.0));
+        }
+    }
     #[inline(always)]
     fn min(self, other: Self) -> Self {
         // SAFETY: AVX2 is present (module invariant).
@@ -174,6 +225,25 @@ impl Vector for U32x8 {
         out
     }
 }
+
+/// For each 8-bit mask, the lanes whose bit is set, in order, one byte each from the lowest (the rest 0):
+/// [`U32x8::compress`]'s `vpermd` indices.
+const COMPRESS: [u64; 256] = {
+    let mut table = [0; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        let (mut at, mut lane) = (0, 0);
+        while lane < 8 {
+            if bits >> lane & 1 == 1 {
+                table[bits] |= (lane as u64) << (8 * at);
+                at += 1;
+            }
+            lane += 1;
+        }
+        bits += 1;
+    }
+    table
+};
 
 /// For each 4-bit mask, the `vpermd` indices that put the 64-bit lanes whose bit is set first, then the
 /// others (64-bit lane `j` is 32-bit lanes `2j` and `2j + 1`).
