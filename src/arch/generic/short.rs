@@ -99,7 +99,8 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
             }
         }
     }
-    if !S::NETWORK {
+    let packed = matches!(E::buffer(&mut entries), Buffer::Packed(_));
+    if !S::NETWORK && packed {
         // The best K by the sorted pool's branch-free insertions: `core`'s insertion sort of the dozen
         // collected mispredicted on most of them (4096 rows of 256 f32, K = 8, AVX2: 1.07 to 0.92 ms;
         // f16 1.10 to 0.84). Wide entries lose with it: their insertions cost more than the sort.
@@ -111,10 +112,11 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
         return true;
     }
     // The slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding. Wide
-    // entries go to `core`'s sort, which only needs the collected ones.
-    let sorted = match E::buffer(&mut entries) {
-        Buffer::Packed(_) => count.next_multiple_of(MAX_LANES / 2),
-        Buffer::Wide(_) => count.max(k),
+    // entries (and AVX2's) go to `core`'s sort, which only needs the collected ones.
+    let sorted = if S::NETWORK && packed {
+        count.next_multiple_of(MAX_LANES / 2)
+    } else {
+        count.max(k)
     };
     let collected = entries.get_mut(..sorted).unwrap_or_default();
     S::sort(collected, k);

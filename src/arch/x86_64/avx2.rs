@@ -389,6 +389,22 @@ impl Vector for U64x4 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), self.0) };
         out
     }
+    // Compress is the partition's table (the lanes not set follow, which compress leaves unspecified).
+    const COMPRESSES: bool = true;
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe { _mm256_add_epi64(self.0, other.0) })
+    }
+    #[inline(always)]
+    unsafe fn store_positions(self, out: *mut u32) {
+        // SAFETY: AVX2 is present (module invariant); `out` has room for 4 u32s (the caller's
+        // precondition). The low halves of the four lanes, gathered into the low 16 bytes.
+        unsafe {
+            let low = _mm256_permutevar8x32_epi32(self.0, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+            _mm_storeu_si128(out.cast(), _mm256_castsi256_si128(low));
+        }
+    }
     #[inline(always)]
     fn partition_lanes(self, bits: u64) -> Self {
         let index = &PARTITION[(bits & 15) as usize];
