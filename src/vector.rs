@@ -145,11 +145,12 @@ pub(crate) trait Vector: Copy {
         Self::select(self.gt(other), self, other)
     }
 
-    // What short rows collect with, where the ISA compresses (AVX-512).
+    // What short rows collect with, where the ISA compresses (AVX-512, and AVX2 by tables).
 
     /// Whether [`compress`](Self::compress), [`add`](Self::add) and
-    /// [`store_positions`](Self::store_positions) are one or two instructions (AVX-512's `vpcompressd`
-    /// and `vpcompressq`): short rows then collect the positions that pass with no branch per element.
+    /// [`store_positions`](Self::store_positions) are a few instructions with no branch (AVX-512's
+    /// `vpcompressd` and `vpcompressq`; on AVX2 a table of `vpermd` indices per mask): short rows then
+    /// collect the positions that pass with no branch per element.
     const COMPRESSES: bool = false;
     /// Stores the `LANES` lanes, each truncated to 32 bits, at `out`. The default stores 32-bit lanes as
     /// they are, and others through memory.
