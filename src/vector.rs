@@ -90,6 +90,19 @@ pub(crate) trait Vector: Copy {
     fn gt(self, other: Self) -> Self::Mask;
     /// Lanes where `self < other`, unsigned.
     fn lt(self, other: Self) -> Self::Mask;
+    /// Lanes where `self < other`, read as two's complement integers of the lane's width. The default
+    /// biases both by the sign bit and compares unsigned; the SIMD ISAs compare signed in one instruction.
+    #[inline(always)]
+    fn lt_signed(self, other: Self) -> Self::Mask {
+        // Every impl is its register alone: its size over its lanes is the lane's width.
+        let sign = Self::splat(1 << (8 * size_of::<Self>() / Self::LANES - 1));
+        self.xor(sign).lt(other.xor(sign))
+    }
+    /// Lanes where `self > other`, signed (as [`lt_signed`](Self::lt_signed)).
+    #[inline(always)]
+    fn gt_signed(self, other: Self) -> Self::Mask {
+        other.lt_signed(self)
+    }
     /// Lanes whose bits, read as IEEE floats of the lane's width, are `<= limit`'s (false for NaN).
     fn float_le(self, limit: Self) -> Self::Mask;
     /// Lanes whose bits, read as IEEE floats of the lane's width, are `< limit`'s (false for NaN).

@@ -101,6 +101,16 @@ impl Vector for U32x4 {
         unsafe { vcltq_u32(self.0, other.0) }
     }
     #[inline(always)]
+    fn lt_signed(self, other: Self) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcltq_s32(vreinterpretq_s32_u32(self.0), vreinterpretq_s32_u32(other.0)) }
+    }
+    #[inline(always)]
+    fn gt_signed(self, other: Self) -> uint32x4_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcgtq_s32(vreinterpretq_s32_u32(self.0), vreinterpretq_s32_u32(other.0)) }
+    }
+    #[inline(always)]
     fn float_le(self, limit: Self) -> uint32x4_t {
         // SAFETY: NEON is present (module invariant).
         opaque32(unsafe { vcleq_f32(vreinterpretq_f32_u32(self.0), vreinterpretq_f32_u32(limit.0)) })
@@ -220,6 +230,16 @@ impl Vector for U64x2 {
     fn lt(self, other: Self) -> uint64x2_t {
         // SAFETY: NEON is present (module invariant).
         unsafe { vcltq_u64(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt_signed(self, other: Self) -> uint64x2_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcltq_s64(vreinterpretq_s64_u64(self.0), vreinterpretq_s64_u64(other.0)) }
+    }
+    #[inline(always)]
+    fn gt_signed(self, other: Self) -> uint64x2_t {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vcgtq_s64(vreinterpretq_s64_u64(self.0), vreinterpretq_s64_u64(other.0)) }
     }
     #[inline(always)]
     fn float_le(self, limit: Self) -> uint64x2_t {

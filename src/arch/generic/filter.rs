@@ -108,7 +108,7 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
         // The limit in the lanes' terms changes only with the threshold: prepared once per change, not
         // once per block (worth about 3% on f16 rows of 128k, K = 50).
         if prepared.key != key {
-            prepared = Prepared::new::<KIND>(key, flip, map);
+            prepared = Prepared::new::<T, KIND>(key, flip, map);
         }
         // The hot loop: whole blocks against an unchanged limit until one has a lane below it. The pool
         // is looked at only after survivors (it was once per block: f16 rows of 128k with K = 8, 0.25 to

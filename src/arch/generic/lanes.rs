@@ -96,6 +96,7 @@ impl<V: Vector> Prepared<V> {
         }
         // Matched on the kind and the vector first: each compiles only the copies of the tests it can have.
         let bits = KIND == HALF && V::HALF_LANES;
+        let raw = raw_integers::<V, T>();
         match (KIND, self.test) {
             (NATIVE_FLOAT | HALF, LESS_OR_EQUAL) if !bits => {
                 self.scan_with::<T, KIND, LESS_OR_EQUAL>(row, start, lanes)
@@ -109,6 +110,10 @@ impl<V: Vector> Prepared<V> {
                 self.scan_with::<T, KIND, HALF_ABOVE_SIGNED_OR_NAN>(row, start, lanes)
             }
             (HALF, HALF_BELOW_OR_NAN) if bits => self.scan_with::<T, KIND, HALF_BELOW_OR_NAN>(row, start, lanes),
+            (UNSIGNED, BELOW) if raw => self.scan_with::<T, KIND, BELOW>(row, start, lanes),
+            (UNSIGNED, ABOVE) if raw => self.scan_with::<T, KIND, ABOVE>(row, start, lanes),
+            (SIGNED, BELOW_SIGNED) if raw => self.scan_with::<T, KIND, BELOW_SIGNED>(row, start, lanes),
+            (SIGNED, ABOVE_SIGNED) if raw => self.scan_with::<T, KIND, ABOVE_SIGNED>(row, start, lanes),
             _ => self.scan_with::<T, KIND, LESS>(row, start, lanes),
         }
     }
@@ -134,7 +139,12 @@ impl<V: Vector> Prepared<V> {
             return Some((0, 0));
         }
         let bits = KIND == HALF && V::HALF_LANES;
+        let raw = raw_integers::<V, T>();
         match (KIND, self.test) {
+            (UNSIGNED, BELOW) if raw => self.compress_blocks_with::<T, KIND, BELOW>(row, lanes, found),
+            (UNSIGNED, ABOVE) if raw => self.compress_blocks_with::<T, KIND, ABOVE>(row, lanes, found),
+            (SIGNED, BELOW_SIGNED) if raw => self.compress_blocks_with::<T, KIND, BELOW_SIGNED>(row, lanes, found),
+            (SIGNED, ABOVE_SIGNED) if raw => self.compress_blocks_with::<T, KIND, ABOVE_SIGNED>(row, lanes, found),
             (HALF, HALF_BELOW_SIGNED) if bits => {
                 self.compress_blocks_with::<T, KIND, HALF_BELOW_SIGNED>(row, lanes, found)
             }
@@ -347,6 +357,12 @@ impl<V: Vector> Prepared<V> {
                     LESS_OR_EQUAL => raw.float_le(limit),
                     _ => raw.float_nle(limit),
                 },
+                UNSIGNED | SIGNED if raw_integers::<V, T>() => match test {
+                    BELOW => raw.lt(limit),
+                    ABOVE => raw.gt(limit),
+                    BELOW_SIGNED => raw.lt_signed(limit),
+                    _ => raw.gt_signed(limit),
+                },
                 _ => keys::<V, KIND>(raw, lanes).lt(limit),
             };
         }
@@ -364,8 +380,23 @@ impl<V: Vector> Prepared<V> {
     }
 
     #[inline(always)]
-    pub(super) fn new<const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
+    pub(super) fn new<T: Element, const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
         let (limit, test) = match KIND {
+            // An integer's key is its bits, the sign bit flipped if signed, then all flipped for
+            // `Decreasing` (flip = all ones): order-preserving maps, moved from every lane to the limit.
+            // key < L is x < L (^ sign), or, flipped, x > L ^ ones (^ sign).
+            UNSIGNED | SIGNED if raw_integers::<V, T>() => {
+                debug_assert!(flip == 0 || flip == map.ones);
+                let signed = KIND == SIGNED;
+                let limit = key ^ flip ^ if signed { map.sign } else { 0 };
+                let test = match (flip == 0, signed) {
+                    (true, false) => BELOW,
+                    (false, false) => ABOVE,
+                    (true, true) => BELOW_SIGNED,
+                    (false, true) => ABOVE_SIGNED,
+                };
+                (limit, test)
+            }
             NATIVE_FLOAT => {
                 let (value, test) = float_limit(key, flip, map);
                 (value, test.code())
@@ -408,7 +439,8 @@ fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
 }
 
 // How lanes are compared with the prepared limit, as the const parameter of the hot loop: the
-// [`FloatTest`]s, and the tests of f16 bits in 16-bit lanes ([`half_test`]).
+// [`FloatTest`]s (`LESS` is also the keyed integer test), the tests of f16 bits in 16-bit lanes
+// ([`half_test`]), and those of raw integers.
 const LESS: u8 = 0;
 const LESS_OR_EQUAL: u8 = 1;
 
@@ -419,8 +451,25 @@ const HALF_ABOVE: u8 = 4;
 const HALF_ABOVE_SIGNED_OR_NAN: u8 = 5;
 
 const HALF_BELOW_OR_NAN: u8 = 6;
+// The integer tests of lanes as wide as their elements ([`raw_integers`]), compared as they are loaded.
+const BELOW: u8 = 7;
+const ABOVE: u8 = 8;
+const BELOW_SIGNED: u8 = 9;
+const ABOVE_SIGNED: u8 = 10;
 /// The test matched per block, in the one copy of the cold paths.
-const AT_RUN_TIME: u8 = 7;
+const AT_RUN_TIME: u8 = 11;
+
+/// Whether integer lanes of `T` are tested raw, against a limit in their own terms ([`Prepared::new`]),
+/// rather than keyed first: where the element is as wide as the lane (32- and 64-bit integers; narrower
+/// ones are zero-extended, so their sign is not the lane's), on SIMD engines. The xor of the key was an
+/// instruction per vector and kept the load out of the compare: 1M i32 with K = 100 ran at 1.09 of the
+/// floor where f32, compared raw, ran at 1.02. On the Xeon (AVX-512), 1M i32: 0.148 to 0.141 ms, u32
+/// 0.142 to 0.133, 32 x 128k i32 with K = 50 0.645 to 0.612; AVX2, 4096 x 256 i32 with K = 8: 0.734
+/// to 0.682.
+#[inline(always)]
+fn raw_integers<V: Vector, T: Element>() -> bool {
+    V::SPECIALIZE && size_of::<T>() == size_of::<V>() / V::LANES
+}
 
 /// The lanes of `raw` (f16 bits in 16-bit lanes) that pass `test` against `limit` and `negative_nan`,
 /// as bits.

@@ -44,7 +44,7 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
         }
     } else {
         let lanes = Lanes::<V>::new(map, flip);
-        let prepared = Prepared::<V>::new::<KIND>(cap, flip, map);
+        let prepared = Prepared::<V>::new::<T, KIND>(cap, flip, map);
         if V::COMPRESSES && n > block {
             // The passing positions compressed a vector at a time, then one loop over them (or one gather,
             // `gather_below`): no branch per block on how many passed (each a likely misprediction). On the
@@ -266,7 +266,7 @@ pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(
         return true;
     };
     // The block test under best + 1, the filter's own: a float compare per vector, a branch per block.
-    let prepared = Prepared::<V>::new::<KIND>(cap, flip, map);
+    let prepared = Prepared::<V>::new::<T, KIND>(cap, flip, map);
     let mut position = 0;
     while position < n {
         let (start, mut bits) = prepared.block_at::<T, KIND>(row, position, &lanes);

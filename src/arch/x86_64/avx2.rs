@@ -164,6 +164,15 @@ impl Vector for U32x8 {
         other.gt(self)
     }
     #[inline(always)]
+    fn gt_signed(self, other: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_cmpgt_epi32(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt_signed(self, other: Self) -> __m256i {
+        other.gt_signed(self)
+    }
+    #[inline(always)]
     fn float_le(self, limit: Self) -> __m256i {
         // SAFETY: AVX2 is present (module invariant).
         unsafe {
@@ -331,6 +340,15 @@ impl Vector for U64x4 {
     #[inline(always)]
     fn lt(self, other: Self) -> __m256i {
         other.gt(self)
+    }
+    #[inline(always)]
+    fn gt_signed(self, other: Self) -> __m256i {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe { _mm256_cmpgt_epi64(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt_signed(self, other: Self) -> __m256i {
+        other.gt_signed(self)
     }
     #[inline(always)]
     fn float_le(self, limit: Self) -> __m256i {

@@ -194,6 +194,16 @@ impl Vector for U32x16 {
         unsafe { _mm512_cmplt_epu32_mask(self.0, other.0) }
     }
     #[inline(always)]
+    fn lt_signed(self, other: Self) -> __mmask16 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmplt_epi32_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt_signed(self, other: Self) -> __mmask16 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmpgt_epi32_mask(self.0, other.0) }
+    }
+    #[inline(always)]
     fn float_le(self, limit: Self) -> __mmask16 {
         // SAFETY: AVX-512F is present (module invariant).
         unsafe { _mm512_cmp_ps_mask::<_CMP_LE_OQ>(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(limit.0)) }
@@ -408,6 +418,16 @@ impl Vector for U64x8 {
     fn lt(self, other: Self) -> __mmask8 {
         // SAFETY: AVX-512F is present (module invariant).
         unsafe { _mm512_cmplt_epu64_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt_signed(self, other: Self) -> __mmask8 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmplt_epi64_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt_signed(self, other: Self) -> __mmask8 {
+        // SAFETY: AVX-512F is present (module invariant).
+        unsafe { _mm512_cmpgt_epi64_mask(self.0, other.0) }
     }
     #[inline(always)]
     fn float_le(self, limit: Self) -> __mmask8 {
