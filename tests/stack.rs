@@ -204,6 +204,26 @@ fn f32_network_paths() -> u64 {
     sum
 }
 
+/// f64 rows of 256 with K = 32 through `topk_on_stack::<64>` (2 KiB): each row selected whole from a
+/// 4 KiB buffer of entries on the stack, the SIMD engines' path for short rows with K above 16.
+fn f64_whole_rows_on_stack() -> u64 {
+    const ROWS: usize = 8;
+    const KEPT: usize = 32;
+    let raw = data(256 * ROWS);
+    let x: Vec<f64> = raw.iter().map(|&b| f64::from_bits(b)).collect();
+    let (mut v, mut i) = (vec![0.0f64; KEPT * ROWS], vec![0u64; KEPT * ROWS]);
+    topk_on_stack::<K, _, _, 2>(
+        View::contiguous(&x, [ROWS, 256]).unwrap(),
+        1,
+        KEPT,
+        Direction::Decreasing,
+        ViewMut::contiguous(&mut v, [ROWS, KEPT]).unwrap(),
+        ViewMut::contiguous(&mut i, [ROWS, KEPT]).unwrap(),
+    )
+    .unwrap();
+    i.iter().sum::<u64>()
+}
+
 /// A small call: what every call pays whatever its size.
 fn small_call() -> u64 {
     let x = [5u8, 1, 4, 1, 5, 9, 2, 6];
@@ -243,11 +263,12 @@ fn u64_accumulator_pushes() -> u64 {
 /// The calls measured, by name. Index 0 is an empty thread: the baseline the others add to.
 type Call = (&'static str, fn() -> u64);
 
-const CALLS: [Call; 10] = [
+const CALLS: [Call; 11] = [
     ("empty thread", || 0),
     ("u8 n = 8, K = 1, topk", small_call),
     ("f64/i64 rank 8, topk_on_stack::<64>", f64_rank8_on_stack),
     ("u64 strided, topk_on_stack::<64>", u64_strided_on_stack),
+    ("f64 rows of 256, K = 32, topk_on_stack::<64>", f64_whole_rows_on_stack),
     ("f64 non-last axis, 16 side by side, K = 16", f64_side_by_side),
     ("f64 non-last axis, 16 side by side, K = 64", f64_side_pools),
     ("f64 rows of 32, K = 16 (the tile)", f64_tiny_rows),
