@@ -24,8 +24,8 @@ const PICK_MIN: usize = 2;
 /// Elements of a row's start the prefix bound reads (all of a short row).
 pub(super) const PREFIX: usize = 512;
 
-/// A bound on the K-th best key of `row` from its first `PREFIX` elements, for `k <= GROUPS`: `None` when
-/// the row is too short or K too large.
+/// A bound on the K-th best key of `row` from its first `PREFIX` elements, for `k <= GROUPS` (up to
+/// `2 · GROUPS` on short rows, see below): `None` when the row is too short or K too large.
 ///
 /// ```text
 /// minimum[g] = the best key among positions ≡ g (mod G) of the prefix      // lane-wise, branch-free
@@ -42,6 +42,18 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     flip: u64,
     map: &KeyMap,
 ) -> Option<u64> {
+    let prefix = row.get(..PREFIX).unwrap_or(row);
+    let short = V::SPECIALIZE && (2 * GROUPS..=PREFIX).contains(&row.len());
+    // Short rows with K of 17 to 32 take four times the groups, as many as the lanes of UNROLL vectors
+    // hold (64 for 32-bit elements on AVX-512, 32 for AVX2 or 64-bit ones), and K at most three quarters
+    // of them: the K-th minimum then leaves about 40 elements of a random row of 256 or 512 below it,
+    // which `short_row` collects (SHORT_CAP). Nearer the largest minimum, too many lie below it; the row
+    // is then selected whole (`whole_row`). 4096 rows of 256 f32, whole against this: K = 17 2.8 to 0.95
+    // ms, K = 24 2.7 to 1.1 (AVX2 3.7 to 2.3), K = 32 2.9 to 1.6.
+    let vectors = (4 * GROUPS / V::LANES).clamp(1, UNROLL);
+    if short && k > GROUPS && k <= 2 * GROUPS && 4 * k <= 3 * vectors * V::LANES {
+        return minima_bound::<V, T, KIND>(prefix, k, flip, map, vectors);
+    }
     if k > GROUPS {
         return None;
     }
@@ -54,8 +66,7 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     // portable lanes (the firmware's flash budget: 4 KB more).
     // Each call with a constant count of vectors: one count known at run time cost rows of 256 with
     // K = 8 5%.
-    let prefix = row.get(..PREFIX).unwrap_or(row);
-    if V::SPECIALIZE && k > GROUPS / 2 && (2 * GROUPS..=PREFIX).contains(&row.len()) {
+    if short && k > GROUPS / 2 {
         minima_bound::<V, T, KIND>(prefix, k, flip, map, (2 * GROUPS / V::LANES).clamp(1, UNROLL))
     } else {
         minima_bound::<V, T, KIND>(prefix, k, flip, map, (GROUPS / V::LANES).clamp(1, UNROLL))

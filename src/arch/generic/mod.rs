@@ -29,10 +29,13 @@
 //!   and the threshold is exact from the K-th element on, instead of the shared buffer's compaction
 //!   every K pushes;
 //! - K <= 16 also starts from a bound instead of from nothing: the K-th smallest of the lane-wise
-//!   minima of the row's first 512 elements (16 groups, 32 on short rows with K > 8: [`prefix_bound`]),
+//!   minima of the row's first 512 elements (16 groups, 32 on short rows with K > 8, up to 64 with
+//!   K of 17 to 32: [`prefix_bound`]),
 //!   so that a short row's first blocks do not pass nearly every element; rows of at most 512 then
 //!   collect what is below the bound and order it once ([`short_row`]: AVX-512 by the network, AVX2,
 //!   whose compress is a table of permutes, by the sorted pool's insertions);
+//! - other short rows with K > 16 are selected whole from a buffer of 4 KiB on the stack
+//!   ([`whole_row`]): the filter would pass most of their elements;
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,
 //!   then the first position holding it; no candidates, no sort (rows of 40 f32: 3.2x faster);
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
@@ -116,9 +119,6 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     let Some(row) = seq.contiguous() else {
         return scalar::select(seq, k, flip, buffer, emit);
     };
-    if V32::SPECIALIZE && k > SMALL_K && row.len() > buffer.len() && row.len() * size_of::<E>() <= WHOLE_ROW_BYTES {
-        return whole_row::<S, T, E>(row, k, flip, emit);
-    }
     if k > SMALL_K && row.len() <= buffer.len() {
         // K at least half the row: nothing to filter, every element is a candidate. Filled in bulk
         // (1024 f32, K = 512: 7.5 to 6.5 ms for 1024 rows); the filter's own filling is one element at a
@@ -135,12 +135,12 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
 }
 
 /// Rows whose entries fit this many bytes (512 elements of up to 32 bits, 256 of 64) are selected whole
-/// when K is above 16, by the engine's selection and sort, rather than filtered: with K a large part of
-/// a short row, most elements pass the filter's test, each entering the buffer through a mispredicted
-/// branch, and the buffer of 2K is compacted every K pushes. On the Xeon, 4096 rows of 256 f32 with
-/// K = 32: AVX-512 5.7 to 2.8 ms, AVX2 6.3 to 3.9; K = 17 4.9 to 3.7, K = 100 8.1 to 5.8; 2048 rows of
-/// 512 with K = 32 3.8 to 2.9; 8192 rows of 100 with K = 20 7.9 to 4.5; 4096 x 256 f16 with K = 32 5.5
-/// to 4.4. Rows of one repeated value lose (1.8 to 3.2 ms), where the filter stops at the K-th element.
+/// when K is above 16 and the prefix bound did not settle them (K above 32, or near the number of its
+/// groups), by the engine's selection and sort, rather than filtered: with K a large part of a short
+/// row, most elements pass the filter's test, each entering the buffer through a mispredicted branch,
+/// and the buffer of 2K is compacted every K pushes. On the Xeon, 4096 rows of 256 f32 with K = 32
+/// selected whole: AVX-512 5.7 to 2.8 ms, AVX2 6.3 to 3.9; K = 64 6.5 to 3.7, K = 100 8.1 to 5.8. Rows
+/// of one repeated value lose (1.8 to 2.6 ms with K = 32), where the filter stops at the K-th element.
 /// SIMD engines only: the portable one is the firmware's, with its stack and flash budgets.
 const WHOLE_ROW_BYTES: usize = 4096;
 
@@ -247,6 +247,9 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         && short_row::<V, S, T, E, KIND>(row, k, flip, map, cap, emit)
     {
         return;
+    }
+    if V::SPECIALIZE && k > SMALL_K && row.len() > buffer.len() && row.len() * size_of::<E>() <= WHOLE_ROW_BYTES {
+        return whole_row::<S, T, E>(row, k, flip, emit);
     }
     let both = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),

@@ -1,5 +1,6 @@
-//! Short rows (up to 512 elements) with small K: everything below the prefix bound collected in one
-//! pass, then ordered once: by the sorting network (AVX-512), or by the sorted pool's insertions (AVX2).
+//! Short rows (up to 512 elements) with K up to 32: everything below the prefix bound collected in one
+//! pass, then ordered once: by the sorting network (AVX-512), or by the sorted pool's insertions (AVX2,
+//! K up to 16; `core`'s sort above).
 
 use crate::candidates::Sorter;
 use crate::element::{Element, ordered_key};
@@ -7,7 +8,7 @@ use crate::entry::{Buffer, Emit, Entry, report};
 use crate::vector::{MAX_LANES, Vector};
 
 use super::bound::minima_bound;
-use super::filter::{Pool, Sorted};
+use super::filter::{Pool, SMALL_K, Sorted};
 use super::lanes::{KeyMap, Lanes, Prepared, UNROLL, keys};
 
 /// Elements below its cap the short-row path collects before it leaves the row to the filter.
@@ -73,6 +74,9 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
                 }
                 position = start + block;
             }
+            if passed < k {
+                return false;
+            }
             if gather_below::<V, T, E, KIND>(row, k, &found, passed, cap, &lanes, &mut entries) {
                 count = V::LANES;
             } else {
@@ -99,8 +103,12 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
             }
         }
     }
+    // The bound leaves at least K below `cap`; checked, so that only collected entries are reported.
+    if count < k {
+        return false;
+    }
     let packed = matches!(E::buffer(&mut entries), Buffer::Packed(_));
-    if !S::NETWORK && packed {
+    if !S::NETWORK && packed && k <= SMALL_K {
         // The best K by the sorted pool's branch-free insertions: `core`'s insertion sort of the dozen
         // collected mispredicted on most of them (4096 rows of 256 f32, K = 8, AVX2: 1.07 to 0.92 ms;
         // f16 1.10 to 0.84). Wide entries lose with it: their insertions cost more than the sort.
