@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Shapes that shared/bench/peers.py leaves out, beside ONNX Runtime and NumPy: builds of `topk bench`
 (best of two medians each, alternated) and the peers through peers.py's own functions, one table.
-Sets: `nonlast`, a non-last axis with K above 16; `argmax`, K = 1 (and 2) on many short rows.
+Sets: `nonlast`, a non-last axis with K above 16; `argmax`, K = 1 (and 2) on many short rows; `medium`,
+K above 16 on short rows.
 
 Usage (the peers' venv of BENCHMARKS.md):
-  /tmp/peers/bin/python benches/shapes.py [--set nonlast|argmax] [--peers ../shared/bench] BIN [BIN ...]
+  /tmp/peers/bin/python benches/shapes.py [--set nonlast|argmax|medium] [--peers ../shared/bench] BIN [BIN ...]
   e.g. /tmp/peers/bin/python benches/shapes.py --set argmax /tmp/topk-before target/release/examples/topk
 """
 import argparse, json, os, subprocess, sys
@@ -31,7 +32,19 @@ ARGMAX = [
     ((4096, 40), 1, 2, "float32", "f32"),
     ((4096, 64), 1, 2, "float32", "f32"),
 ]
-SETS = {"nonlast": NONLAST, "argmax": ARGMAX}
+# K above 16 on rows of at most a few hundred (beam search, top-k sampling over short vocabularies).
+MEDIUM = [
+    ((4096, 256), 1, 17, "float32", "f32"),
+    ((4096, 256), 1, 24, "float32", "f32"),
+    ((4096, 256), 1, 32, "float32", "f32"),
+    ((4096, 256), 1, 64, "float32", "f32"),
+    ((4096, 256), 1, 32, "float16", "f16"),
+    ((8192, 100), 1, 20, "float32", "f32"),
+    ((2048, 512), 1, 32, "float32", "f32"),
+    ((1024, 1024), 1, 32, "float32", "f32"),
+    ((1024, 1024), 1, 64, "float32", "f32"),
+]
+SETS = {"nonlast": NONLAST, "argmax": ARGMAX, "medium": MEDIUM}
 
 def ours(binary, shape, axis, k, dtype):
     out = subprocess.run([binary, "bench", "--shape", ",".join(map(str, shape)), "--dtype", dtype, "--axis",

@@ -16,8 +16,10 @@ use std::hint::black_box;
 use topk_kernels::{Accumulator, Backend, Direction, Element, Slot, TopK, View, ViewMut, f16};
 
 /// (rows, row length, K): sizes around the engines' thresholds.
-const SHAPES: [(usize, usize, usize); 7] = [
+const SHAPES: [(usize, usize, usize); 9] = [
     (4096, 256, 8),       // MoE routing: short rows, head = 16 of 256
+    (4096, 256, 24),      // K > 16 on short rows: collected under a bound of 64 groups
+    (4096, 256, 64),      // K > 16 on short rows: selected whole
     (4096, 40, 1),        // argmax of rows shorter than a block: K = 1's own path
     (1, 4096, 16),        // one medium row
     (1, 1_000_000, 100),  // the long-row case of the issue

@@ -63,7 +63,7 @@
 //! entries, the whole row), plus [`topk_on_stack`]'s
 //! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than
 //! `core`'s bounded selection and sort. `tests/stack.rs` runs the heaviest calls on a 16 KiB thread
-//! (optimised builds; an unoptimised build needs up to 456 KiB: it keeps every SIMD temporary in a stack
+//! (optimised builds; an unoptimised build needs up to 492 KiB: it keeps every SIMD temporary in a stack
 //! slot of its own).
 #![cfg_attr(not(feature = "std"), no_std)]
 

@@ -165,7 +165,9 @@ impl<V: Vector> Prepared<V> {
         }
     }
 
-    #[inline(always)]
+    // Out of line in unoptimised builds, as `scan_with`.
+    #[cfg_attr(debug_assertions, inline(never))]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn compress_blocks_with<T: Element, const KIND: u8, const TEST: u8>(
         &self,
         row: &[T],
@@ -220,7 +222,11 @@ impl<V: Vector> Prepared<V> {
         (start, 0)
     }
 
-    #[inline(always)]
+    // Out of line in unoptimised builds (see `first_best`): inlined, each test's copy, matched at run
+    // time there, took stack slots of its own in the filter's frame (with the integer tests, the
+    // network paths of `tests/stack.rs` passed 512 KiB).
+    #[cfg_attr(debug_assertions, inline(never))]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn scan_with<T: Element, const KIND: u8, const TEST: u8>(
         &self,
         row: &[T],
@@ -282,7 +288,9 @@ impl<V: Vector> Prepared<V> {
     ///
     /// # Safety
     /// `start + UNROLL · LANES <= row.len()`.
-    #[inline(always)]
+    // Out of line in unoptimised builds, as `scan_with`.
+    #[cfg_attr(debug_assertions, inline(never))]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     unsafe fn bits_with<T: Element, const KIND: u8, const TEST: u8>(
         &self,
         row: &[T],
