@@ -125,9 +125,7 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
         // K at least half the row: nothing to filter, every element is a candidate. Filled in bulk
         // (1024 f32, K = 512: 7.5 to 6.5 ms for 1024 rows); the filter's own filling is one element at a
         // time, which kept its block loop 5-8% faster on long rows than a bulk fill inside it did.
-        let mut candidates = Candidates::<E, S>::sorted_by(buffer, k);
-        candidates.fill(row, flip);
-        return candidates.report(emit);
+        return select_all::<S, T, E>(buffer, row, k, flip, emit);
     }
     if size_of::<T>() == 8 {
         by_kind::<V64, S, T, E>(row, k, flip, buffer, emit);
@@ -147,8 +145,8 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
 const WHOLE_ROW_BYTES: usize = 4096;
 
 /// A row of at most [`WHOLE_ROW_BYTES`] of entries, every element a candidate, in a buffer on the stack
-/// (the scratch holds 2K entries, fewer than the row's): selected and sorted as the rows with K at
-/// least half of n are in the caller's scratch. Inlined into the engine (its frame then takes 4 KiB
+/// (the scratch holds 2K entries, fewer than the row's): [`select_all`], as rows with K at least half
+/// of n are in the caller's scratch. Inlined into the engine (its frame then takes 4 KiB
 /// where it took 1.3-2.9): out of line, without the engine's target features, its fill ran scalar and
 /// the call took 30% longer. Out of line in unoptimised builds (see `first_best`).
 #[cfg_attr(debug_assertions, inline(never))]
@@ -160,6 +158,13 @@ fn whole_row<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, em
     let Some(entries) = entries.get_mut(..row.len()) else {
         return;
     };
+    select_all::<S, T, E>(entries, row, k, flip, emit);
+}
+
+/// Every element of `row` a candidate in `entries` (at least `row.len()` of them), the best K selected
+/// and sorted by `S`: rows with K at least half of n, in the caller's scratch, and [`whole_row`].
+#[inline(always)]
+fn select_all<S: Sorter, T: Element, E: Entry>(entries: &mut [E], row: &[T], k: usize, flip: u64, emit: &mut Emit<'_>) {
     let mut candidates = Candidates::<E, S>::sorted_by(entries, k);
     candidates.fill(row, flip);
     candidates.report(emit);
