@@ -32,7 +32,8 @@ ARGMAX = [
     ((4096, 40), 1, 2, "float32", "f32"),
     ((4096, 64), 1, 2, "float32", "f32"),
 ]
-# K above 16 on rows of at most a few hundred (beam search, top-k sampling over short vocabularies).
+# K above 16 on rows of a few hundred to a few thousand (beam search, top-k sampling over short
+# vocabularies, retrieval over small collections).
 MEDIUM = [
     ((4096, 256), 1, 17, "float32", "f32"),
     ((4096, 256), 1, 24, "float32", "f32"),
@@ -43,6 +44,11 @@ MEDIUM = [
     ((2048, 512), 1, 32, "float32", "f32"),
     ((1024, 1024), 1, 32, "float32", "f32"),
     ((1024, 1024), 1, 64, "float32", "f32"),
+    ((1024, 1024), 1, 128, "float32", "f32"),
+    ((1024, 1024), 1, 32, "int32", "i32"),
+    ((512, 2048), 1, 50, "float16", "f16"),
+    ((256, 4096), 1, 100, "float32", "f32"),
+    ((128, 8192), 1, 64, "float32", "f32"),
 ]
 SETS = {"nonlast": NONLAST, "argmax": ARGMAX, "medium": MEDIUM}
 

@@ -220,7 +220,7 @@ fn check<T: Bits>(data: &[T], rows: usize, transposed: bool, k: usize, direction
 
 fn lengths() -> Vec<usize> {
     let mut lengths: Vec<usize> = (1..=70).collect();
-    for edge in [128usize, 256, 512, 1024] {
+    for edge in [128usize, 256, 512, 1024, 8192] {
         lengths.extend([edge - 1, edge, edge + 1]);
     }
     lengths
@@ -237,9 +237,11 @@ fn sweep<T: Bits>(seed: u64) {
         for pattern in PATTERNS {
             let data = make::<T>(&mut rng, n, pattern);
             // 8 and 16: the sorted pool's two sizes, and the short-row path's (rows of up to 512 collected
-            // below the prefix bound, more than 64 of them given back to the filter on ties).
+            // below the prefix bound, more than 64 of them given back to the filter on ties). Past 16 on
+            // rows of 256 on: the pieces' bound, in one to four pieces (AVX-512 f32; more elsewhere).
             let ks = [1, 2, 3, 8, 16, n / 16, n / 2, n];
-            for k in ks.into_iter().filter(|&k| (1..=n).contains(&k)) {
+            let pieces = [24, 40, 100].into_iter().filter(|_| n >= 255);
+            for k in ks.into_iter().chain(pieces).filter(|&k| (1..=n).contains(&k)) {
                 let direction = if rng.below(2) == 0 {
                     Direction::Decreasing
                 } else {

@@ -47,7 +47,7 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     // Short rows with K of 17 to 32 take four times the groups, as many as the lanes of UNROLL vectors
     // hold (64 for 32-bit elements on AVX-512, 32 for AVX2 or 64-bit ones), and K at most three quarters
     // of them: the K-th minimum then leaves about 40 elements of a random row of 256 or 512 below it,
-    // which `short_row` collects (SHORT_CAP). Nearer the largest minimum, too many lie below it; the row
+    // which `collect_below` collects (SHORT_CAP). Nearer the largest minimum, too many lie below it; the row
     // is then selected whole (`whole_row`). 4096 rows of 256 f32, whole against this: K = 17 2.8 to 0.95
     // ms, K = 24 2.7 to 1.1 (AVX2 3.7 to 2.3), K = 32 2.9 to 1.6.
     let vectors = (4 * GROUPS / V::LANES).clamp(1, UNROLL);
@@ -73,6 +73,87 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     }
 }
 
+/// Interleaved sets of groups [`pieces_bound`] takes at most (`UNROLL` vectors of groups each).
+const MAX_SETS: usize = 4;
+
+/// A bound on the K-th best key of the whole of `row`, for K up to `MAX_SETS` times half of
+/// `UNROLL · LANES` groups (128 for AVX-512 on 32-bit elements, 64 for AVX2 or 64-bit ones): `None` for
+/// larger K, or when each group would hold fewer than two elements.
+///
+/// ```text
+/// S       = ⌈K / (groups / 2)⌉ sets of `groups` groups, rounded up to 1, 2 or 4; K split among them
+/// minima  = the lane-wise minima of S · groups groups (positions ≡ g modulo S · groups)
+/// bound_s = the K_s-th smallest of set s's minima, K_s about K / S
+/// bound   = the largest bound_s
+/// ```
+/// Each set has K_s distinct elements at or below `bound_s`, so the row has K at or below `bound`.
+/// With K_s at most half the groups, about 1.4 K elements of a random row lie below it (AVX-512 f32,
+/// 64 groups; 1.5-1.7 K with 32, 2 K with 16), and at most 2.2 K, 3 K and 4.5 K in 400 rows of 256 to
+/// 8192 with K of 17 to 128 (a simulation); K near the group count took about 1.8 K, the K-th minimum
+/// near their largest. The groups interleave rather than cut the row into pieces: on sorted rows,
+/// contiguous pieces each bounded by their own end (the looser half of an ascending row of 256 with
+/// K = 40 let 148 elements below), where every interleaved group has its minimum near the best end.
+// Out of line in unoptimised builds (see `first_best`): inlined into the filter's frame, its
+// temporaries took the debug stack test past its bound.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(super) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+) -> Option<u64> {
+    let half = UNROLL * V::LANES / 2;
+    let sets = k.div_ceil(half).next_power_of_two();
+    if sets > MAX_SETS || row.len() < 2 * sets * UNROLL * V::LANES {
+        return None;
+    }
+    // As many chains as groups (see `pick`): 16 for one set cost rows of 1024 with K = 32 18%.
+    match sets {
+        1 => sets_bound::<V, T, KIND, UNROLL>(row, k, flip, map),
+        2 => sets_bound::<V, T, KIND, { 2 * UNROLL }>(row, k, flip, map),
+        _ => sets_bound::<V, T, KIND, { MAX_SETS * UNROLL }>(row, k, flip, map),
+    }
+}
+
+/// [`pieces_bound`] over `N / UNROLL` sets; `None` also when the bound is the smallest key of the
+/// minima: then at least K elements hold that key (rows of one value, or with K NaNs selecting
+/// `Decreasing`), every one of them would be collected, and the filter, which stops taking them at the
+/// K-th, is faster (1024 rows of 1024 f32, K = 32, one in 8 a NaN: 2.1 to 1.4 ms).
+// Out of line in unoptimised builds, as `pieces_bound`: one size's frame at a time.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn sets_bound<V: Vector, T: Element, const KIND: u8, const N: usize>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+) -> Option<u64> {
+    let sets = N / UNROLL;
+    let rounds = row.len() / (N * V::LANES);
+    if rounds == 0 {
+        return None;
+    }
+    let mut minima = [V::splat(u64::MAX); N];
+    group_minima::<V, T, KIND, N>(row, flip, map, N, rounds, &mut minima);
+    // A loop, not a fold: its closure would not inherit the engine's target features.
+    let (mut least, mut most) = (V::splat(u64::MAX), V::splat(0));
+    for &minimum in &minima {
+        (least, most) = (least.min(minimum), most.max(minimum));
+    }
+    let least = network::kth_smallest(&[least; UNROLL], 1, 1);
+    // Every minimum the same key (a row of one value): no network needed to know.
+    if V::bits(most.eq(V::splat(least))) == u64::MAX >> (64 - V::LANES) {
+        return None;
+    }
+    let mut bound = 0;
+    for (set, vectors) in minima.as_chunks::<UNROLL>().0.iter().enumerate() {
+        let rank = k / sets + usize::from(set < k % sets);
+        bound = bound.max(network::kth_smallest(vectors, UNROLL, rank));
+    }
+    (bound > least).then_some(bound)
+}
+
 /// The K-th smallest of the minima of `vectors · LANES` groups of `row` (positions ≡ g modulo the
 /// group count), `vectors` 1, 2 or 4: at least K elements of `row` have a key at most this. `None` when
 /// `row` has fewer elements than groups, or K is above their count. The prefix bound, and the guess of
@@ -90,8 +171,29 @@ pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
     if k > groups || rounds == 0 {
         return None;
     }
-    let lanes = Lanes::<V>::new(map, flip);
     let mut minima = [V::splat(u64::MAX); UNROLL];
+    group_minima::<V, T, KIND, UNROLL>(row, flip, map, vectors, rounds, &mut minima);
+    // The K-th smallest minimum, by a sorting network on the minima (one vector of 16 on AVX-512: 10
+    // steps, where counting each minimum's rank took 16 broadcasts, compares and popcounts).
+    Some(network::kth_smallest(&minima, vectors, k))
+}
+
+/// The lane-wise minimum keys of `vectors · LANES` groups of `row` (positions ≡ g modulo the group
+/// count) over its first `rounds · vectors · LANES` elements (at most the whole rounds the row holds),
+/// into the first `vectors` of `minima`, which start all ones (`vectors` divides `N`, a
+/// multiple of `UNROLL`).
+#[inline(always)]
+fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
+    row: &[T],
+    flip: u64,
+    map: &KeyMap,
+    vectors: usize,
+    rounds: usize,
+    minima: &mut [V; N],
+) {
+    // Never more than the row holds, whatever the caller passed: the loads below rely on it.
+    let rounds = rounds.min(row.len() / (vectors * V::LANES));
+    let lanes = Lanes::<V>::new(map, flip);
     let long = row.len() > PICK_MIN * UNROLL * V::LANES;
     let converts = KIND == HALF && V::CONVERTS_HALF && long;
     if (KIND == NATIVE_FLOAT && long || converts) && V::SPECIALIZE {
@@ -100,9 +202,9 @@ pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
         // copies of the loop took the firmware 4 KB over its flash budget). f16 the same, converted to
         // f32 on load and back at the end (4096 rows of 256, K = 8: 0.585 to 0.550 ms).
         let picked = if flip == 0 {
-            pick::<V, T, KIND, false>(row, vectors, rounds)
+            pick::<V, T, KIND, false, N>(row, vectors, rounds)
         } else {
-            pick::<V, T, KIND, true>(row, vectors, rounds)
+            pick::<V, T, KIND, true, N>(row, vectors, rounds)
         };
         for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
             *minimum = if converts {
@@ -121,9 +223,6 @@ pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
             }
         }
     }
-    // The K-th smallest minimum, by a sorting network on the minima (one vector of 16 on AVX-512: 10
-    // steps, where counting each minimum's rank took 16 broadcasts, compares and popcounts).
-    Some(network::kth_smallest(&minima, vectors, k))
 }
 
 /// Vector `j` of `row`: elements `j · LANES` on, each zero-extended to a lane.
@@ -153,24 +252,28 @@ unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
     }
 }
 
-/// For each of the `vectors · LANES` groups of [`minima_bound`], a best element of the group by
+/// For each of the `vectors · LANES` groups of [`group_minima`], a best element of the group by
 /// [`better`] (whose key is the group's minimum), as raw bits: the first `vectors` of the result.
 ///
-/// UNROLL chains of compare and blend, not one (its latency): vector j goes to chain j mod UNROLL, which
-/// holds the groups of vector j mod `vectors` (`vectors` divides UNROLL), and the chains merge at the end.
+/// `N` chains of compare and blend, not one (its latency): vector j goes to chain j mod N, which holds
+/// the groups of vector j mod `vectors` (`vectors` divides N), and the chains merge at the end.
 #[inline(always)]
-fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool>(row: &[T], vectors: usize, rounds: usize) -> [V; UNROLL] {
+fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool, const N: usize>(
+    row: &[T],
+    vectors: usize,
+    rounds: usize,
+) -> [V; N] {
     let total = rounds * vectors;
-    debug_assert!(total * V::LANES <= row.len() && vectors >= 1 && UNROLL.is_multiple_of(vectors));
+    debug_assert!(total * V::LANES <= row.len() && vectors >= 1 && N.is_multiple_of(vectors));
     // Every `nth_vector` below reads a vector j < total, and total · LANES <= row.len() (the caller's
     // `rounds`); T is f32 or f64, in lanes of its width, or f16 that V converts (`HALF`).
-    let mut picked = [V::splat(0); UNROLL];
+    let mut picked = [V::splat(0); N];
     for (a, picked) in picked.iter_mut().enumerate() {
         // SAFETY: see above; a % vectors < vectors <= total.
         *picked = unsafe { nth_floats::<V, T, KIND>(row, a % vectors) };
     }
-    let whole = total - total % UNROLL;
-    for j in (0..whole).step_by(UNROLL) {
+    let whole = total - total % N;
+    for j in (0..whole).step_by(N) {
         for (a, picked) in picked.iter_mut().enumerate() {
             // SAFETY: see above; j + a < whole <= total.
             let x = unsafe { nth_floats::<V, T, KIND>(row, j + a) };
@@ -182,7 +285,7 @@ fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool>(row: &[T], vectors
         let x = unsafe { nth_floats::<V, T, KIND>(row, j) };
         picked[j % vectors] = better::<V, DECREASING>(x, picked[j % vectors]);
     }
-    for a in vectors..UNROLL {
+    for a in vectors..N {
         picked[a % vectors] = better::<V, DECREASING>(picked[a], picked[a % vectors]);
     }
     picked

@@ -34,10 +34,15 @@
 //!   minima of the row's first 512 elements (16 groups, 32 on short rows with K > 8, up to 64 with
 //!   K of 17 to 32: [`prefix_bound`]),
 //!   so that a short row's first blocks do not pass nearly every element; rows of at most 512 then
-//!   collect what is below the bound and order it once ([`short_row`]: AVX-512 by the network, AVX2,
+//!   collect what is below the bound and order it once ([`collect_below`]: AVX-512 by the network, AVX2,
 //!   whose compress is a table of permutes, by the sorted pool's insertions);
-//! - other short rows with K > 16 are selected whole from a buffer of 4 KiB on the stack
-//!   ([`whole_row`]): the filter would pass most of their elements;
+//! - other rows shorter than 256 K with K of 17 to 128 (64 for 64-bit entries) take a bound over the whole
+//!   row: cut into pieces, each the K_i-th smallest of its group minima, the largest of those
+//!   ([`pieces_bound`]); what is below it (about 1.4 K elements) is collected and ordered likewise, in
+//!   4 KiB of stack, where the filter pushed K · ln(n / K) elements through mispredicted branches
+//!   (1024 rows of 1024 f32, K = 32: 5.0 to 0.54 ms);
+//! - short rows with K > 16 that neither bound settles are selected whole from a buffer of 4 KiB on
+//!   the stack ([`whole_row`]): the filter would pass most of their elements;
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,
 //!   then the first position holding it; no candidates, no sort (rows of 40 f32: 3.2x faster);
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
@@ -97,10 +102,10 @@ use crate::element::{Element, Sealed};
 use crate::entry::{Emit, Entry};
 use crate::sequence::Sequence;
 use crate::vector::{MAX_LANES, Vector};
-use bound::{PREFIX, minima_bound, prefix_bound, sample_bound};
-use filter::{Outcome, Pool, pass};
+use bound::{PREFIX, minima_bound, pieces_bound, prefix_bound, sample_bound};
+use filter::{HALF_K, Outcome, Pool, pass};
 use lanes::{F16_INFINITY, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, from_bits, last_in_order_bits};
-use short::{first_best, short_row};
+use short::{COLLECT_BYTES, SHORT_CAP, collect_below, first_best};
 
 /// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
 /// the row.
@@ -250,10 +255,34 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     // A cap of 1 (the bound is the smallest key: K NaNs when selecting `Decreasing`, say) leaves the row
     // to the filter, which stops at the K-th such element, where collecting took them all (4096 rows of 256
     // f32, one in 8 a NaN, K = 8: AVX-512 1.01 to 0.72 ms, AVX2 1.33 to 0.84).
-    if let Some(cap) = prefix_cap.filter(|&cap| (S::NETWORK || V::COMPRESSES) && cap > 1 && row.len() <= PREFIX)
-        && short_row::<V, S, T, E, KIND>(row, k, flip, map, cap, emit)
+    let collects = (S::NETWORK || V::COMPRESSES) && V::SPECIALIZE;
+    let short_cap = prefix_cap.filter(|_| collects && row.len() <= PREFIX);
+    // Rows the prefix bound does not settle, with K > 16 (and up to a quarter of the 4 KiB of room),
+    // too short for the guess below: the bound of the whole row's pieces, everything below it collected
+    // likewise. (Where the guess is taken, it was as fast or faster: 512 rows of 8192 f32 with K = 24 or
+    // 32 tied; 16 rows of 256k with K = 64 took 0.78 ms guessed, 1.5 collected.) Rows that fit
+    // `whole_row` take it from K of a fifth of n on (AVX-512, f32, ms for 4096 rows of 256 or 2048 of
+    // 512, whole against collected: K = 48 of 256, 3.09 to 2.55; K = 64 of 256, 3.09 to 3.25; K = 100
+    // of 512, 2.69 to 2.75; K = 128 of 512, 2.74 to 3.28).
+    let pieces_cap = if short_cap.is_none()
+        && prefix_cap != Some(1)
+        && collects
+        && k > HALF_K
+        && 4 * k * size_of::<E>() <= COLLECT_BYTES
+        && !may_bail
+        && (5 * k < row.len() || row.len() * size_of::<E>() > WHOLE_ROW_BYTES)
     {
-        return;
+        pieces_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of)
+    } else {
+        None
+    };
+    if let Some(cap) = short_cap.or(pieces_cap).filter(|&cap| cap > 1) {
+        // Under the pieces' bound at most 4 K: more means the bound did not hold on this row (long runs
+        // of one value, say), and the rest is left to the filter or `whole_row` early.
+        let capacity = if pieces_cap.is_some() { 4 * k } else { SHORT_CAP };
+        if collect_below::<V, S, T, E, KIND>(row, k, flip, map, cap, capacity, emit) {
+            return;
+        }
     }
     if V::SPECIALIZE && k > SMALL_K && row.len() > buffer.len() && row.len() * size_of::<E>() <= WHOLE_ROW_BYTES {
         return whole_row::<S, T, E>(row, k, flip, emit);

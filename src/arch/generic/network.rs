@@ -246,7 +246,10 @@ fn store_block<V: Vector, const N: usize>(entries: &mut [u64], first: usize, v: 
 }
 
 /// The `k`-th smallest (from 1) of the first `vectors · LANES` lanes of `v` (`vectors` is 1, 2 or 4).
-#[inline(always)]
+// Out of line in unoptimised builds (see `first_best`): each caller's frame took a network's
+// temporaries.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn kth_smallest<V: Vector>(v: &[V; 4], vectors: usize, k: usize) -> u64 {
     debug_assert!(matches!(vectors, 1 | 2 | 4) && (1..=vectors * V::LANES).contains(&k));
     if k == 1 && V::SPECIALIZE {

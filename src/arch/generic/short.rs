@@ -1,6 +1,9 @@
-//! Short rows (up to 512 elements) with K up to 32: everything below the prefix bound collected in one
-//! pass, then ordered once: by the sorting network (AVX-512), or by the sorted pool's insertions (AVX2,
-//! K up to 16; `core`'s sort above).
+//! Short rows (up to 512 elements) with K up to 32, and rows of up to 8192 with K up to 128:
+//! everything below the prefix bound (or the pieces' bound) collected in one pass, then ordered once:
+//! by the sorting network (AVX-512), or by the sorted pool's insertions (AVX2, K up to 16; `core`'s
+//! sort above).
+
+use core::mem::{MaybeUninit, size_of};
 
 use crate::candidates::Sorter;
 use crate::element::{Element, ordered_key};
@@ -11,12 +14,59 @@ use super::bound::minima_bound;
 use super::filter::{Pool, SMALL_K, Sorted};
 use super::lanes::{KeyMap, Lanes, Prepared, UNROLL, keys};
 
-/// Elements below its cap the short-row path collects before it leaves the row to the filter.
-const SHORT_CAP: usize = 64;
+/// Elements below the prefix bound's cap the short-row path collects before it leaves the row to the
+/// filter.
+pub(super) const SHORT_CAP: usize = 64;
 
-/// A row the prefix bound read whole, `cap` one above that bound: every element below `cap` collected
-/// in one pass, then ordered by the network. Returns false, having reported nothing, when more than
-/// `SHORT_CAP` are below it (ties with the bound; the filter's running threshold handles those).
+/// Bytes of entries [`Space`] holds: 512 packed, 256 wide.
+pub(super) const COLLECT_BYTES: usize = 4096;
+
+/// Stack for up to [`COLLECT_BYTES`] of entries and their positions, of which only the part a row uses
+/// is written: [`SHORT_CAP`] entries under the prefix bound, 4 K under the pieces' bound. Filling all of
+/// it (6 KiB) took 9% of rows of 1024 with K = 32.
+struct Space {
+    words: [MaybeUninit<u64>; COLLECT_BYTES / size_of::<u64>()],
+    found: [MaybeUninit<u32>; COLLECT_BYTES / size_of::<u64>() + MAX_LANES],
+}
+
+impl Space {
+    #[inline(always)]
+    fn new() -> Self {
+        Space {
+            words: [const { MaybeUninit::uninit() }; COLLECT_BYTES / size_of::<u64>()],
+            found: [const { MaybeUninit::uninit() }; COLLECT_BYTES / size_of::<u64>() + MAX_LANES],
+        }
+    }
+
+    /// Room for `capacity` entries (fewer if the space holds fewer), all [`Entry::LAST`], and for the
+    /// positions that pass the lanes' test (`MAX_LANES` more).
+    #[inline(always)]
+    fn room<E: Entry>(&mut self, capacity: usize) -> (&mut [E], &mut [u32]) {
+        let words = written(&mut self.words, capacity * size_of::<E>() / size_of::<u64>(), u64::MAX);
+        let entries = E::from_words(words);
+        let found = written(&mut self.found, entries.len() + MAX_LANES, 0);
+        (entries, found)
+    }
+}
+
+/// The first `len` of `slots` (all of them if fewer), each set to `value`.
+#[inline(always)]
+fn written<T: Copy>(slots: &mut [MaybeUninit<T>], len: usize, value: T) -> &mut [T] {
+    let len = len.min(slots.len());
+    let Some(part) = slots.get_mut(..len) else {
+        return &mut [];
+    };
+    for slot in part.iter_mut() {
+        slot.write(value);
+    }
+    // SAFETY: every slot of `part` was written just above; `MaybeUninit<T>` has the layout of `T`.
+    unsafe { &mut *(core::ptr::from_mut::<[MaybeUninit<T>]>(part) as *mut [T]) }
+}
+
+/// A row the prefix bound read whole (or the pieces' bound), `cap` one above that bound: every element
+/// below `cap` collected in one pass, then ordered by the network. Returns false, having reported
+/// nothing, when more than `capacity` are below it (ties with the bound; the filter's running
+/// threshold handles those).
 ///
 /// ```text
 /// for each block: for each lane below cap: entries[count++] = (key, position)   // no pool to update
@@ -24,22 +74,27 @@ const SHORT_CAP: usize = 64;
 /// ```
 /// The bound leaves about K + 3 elements of a random row of 256 with K = 8, so this is one compare per
 /// vector and a store per survivor, where the sorted pool spent a 16-slot insertion on each.
-#[inline(always)]
-pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+// Out of line in unoptimised builds (see `first_best`): with its 6 KiB of `Space` in the filter's
+// frame, the debug stack test passed its bound.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
     map: &KeyMap,
     cap: u64,
+    capacity: usize,
     emit: &mut Emit<'_>,
 ) -> bool {
     let n = row.len();
     let block = V::LANES * UNROLL;
-    let mut entries = [E::LAST; SHORT_CAP];
+    let mut space = Space::new();
+    let (entries, found) = space.room::<E>(capacity);
     let mut count = 0;
     if n < block {
         for (position, &value) in row.iter().enumerate() {
-            if !keep_below::<T, E>(&mut entries, &mut count, cap, flip, position, value) {
+            if !keep_below::<T, E>(entries, &mut count, cap, flip, position, value) {
                 return false;
             }
         }
@@ -52,24 +107,23 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
             // Xeon: 8-12% off f32, f16 and i32 rows of 256 and 512 with K = 8 or 16, 4% on rows of 128; 4%
             // slower on u8 rows of 256 with K = 4 (few pass); rows of one block (one such branch) were 6%
             // slower so, and keep the loop below.
-            let mut found = [0u32; SHORT_CAP + MAX_LANES];
             // The whole blocks with each vector's test kept in a mask register (4096 rows of 256, K = 8:
             // 0.65 to 0.56 ms); the rest, a block's bits at a time.
-            let Some((mut position, mut passed)) = prepared.compress_blocks::<T, KIND>(row, &lanes, &mut found) else {
+            let Some((mut position, mut passed)) = prepared.compress_blocks::<T, KIND>(row, &lanes, found) else {
                 return false;
             };
             while position < n {
                 let (start, bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
                 for v in 0..UNROLL {
-                    if passed > SHORT_CAP {
+                    let Some(free) = found.get_mut(passed..passed + V::LANES) else {
                         return false;
-                    }
+                    };
                     let lane_bits = bits >> (v * V::LANES) & (u64::MAX >> (64 - V::LANES));
                     let positions = V::iota()
                         .add(V::splat((start + v * V::LANES) as u64))
                         .compress(lane_bits);
-                    // SAFETY: passed <= SHORT_CAP, so `found` has room for LANES <= MAX_LANES u32s.
-                    unsafe { positions.store_positions(found.as_mut_ptr().add(passed)) };
+                    // SAFETY: `free` holds LANES u32s.
+                    unsafe { positions.store_positions(free.as_mut_ptr()) };
                     passed += lane_bits.count_ones() as usize;
                 }
                 position = start + block;
@@ -77,13 +131,13 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
             if passed < k {
                 return false;
             }
-            if gather_below::<V, T, E, KIND>(row, k, &found, passed, cap, &lanes, &mut entries) {
+            if gather_below::<V, T, E, KIND>(row, k, found, passed, cap, &lanes, entries) {
                 count = V::LANES;
             } else {
                 for &p in found.get(..passed).unwrap_or_default() {
                     let p = p as usize;
                     let Some(&value) = row.get(p) else { return false };
-                    if !keep_below::<T, E>(&mut entries, &mut count, cap, flip, p, value) {
+                    if !keep_below::<T, E>(entries, &mut count, cap, flip, p, value) {
                         return false;
                     }
                 }
@@ -95,7 +149,7 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
                 while bits != 0 {
                     let p = start + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    if !keep_below::<T, E>(&mut entries, &mut count, cap, flip, p, row[p]) {
+                    if !keep_below::<T, E>(entries, &mut count, cap, flip, p, row[p]) {
                         return false;
                     }
                 }
@@ -107,7 +161,7 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
     if count < k {
         return false;
     }
-    let packed = matches!(E::buffer(&mut entries), Buffer::Packed(_));
+    let packed = matches!(E::buffer(entries), Buffer::Packed(_));
     if !S::NETWORK && packed && k <= SMALL_K {
         // The best K by the sorted pool's branch-free insertions: `core`'s insertion sort of the dozen
         // collected mispredicted on most of them (4096 rows of 256 f32, K = 8, AVX2: 1.07 to 0.92 ms;
@@ -122,7 +176,7 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
     // The slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding. Wide
     // entries (and AVX2's) go to `core`'s sort, which only needs the collected ones.
     let sorted = if S::NETWORK && packed {
-        count.next_multiple_of(MAX_LANES / 2)
+        count.next_multiple_of(MAX_LANES / 2).min(entries.len())
     } else {
         count.max(k)
     };
@@ -149,7 +203,7 @@ pub(super) fn short_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: 
 fn gather_below<V: Vector, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
     k: usize,
-    found: &[u32; SHORT_CAP + MAX_LANES],
+    found: &[u32],
     passed: usize,
     cap: u64,
     lanes: &Lanes<V>,
@@ -169,8 +223,11 @@ fn gather_below<V: Vector, T: Element, E: Entry, const KIND: u8>(
     {
         return false;
     }
+    let Some(found) = found.get(..V::LANES) else {
+        return false;
+    };
     let all = V::splat(u64::MAX);
-    // SAFETY: `found` holds more than LANES u32s; T is 4 bytes or fewer, so the lanes are 32-bit.
+    // SAFETY: `found` holds LANES u32s; T is 4 bytes or fewer, so the lanes are 32-bit.
     let positions = unsafe { V::load::<u32>(found.as_ptr()) }.min(V::splat((row.len() - 1) as u64));
     // SAFETY: every lane is at most row.len() - 1 (row is not empty: `passed` of its positions passed), an
     // index into `row`, whose elements are 4 bytes or fewer and at least 4 bytes in all.
@@ -280,7 +337,7 @@ pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(
         let (start, mut bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
         while bits != 0 {
             let p = start + bits.trailing_zeros() as usize;
-            // The lane test may pass more than the keys below cap (see `short_row`).
+            // The lane test may pass more than the keys below cap (see `collect_below`).
             if row.get(p).is_some_and(|&value| ordered_key(value, flip) < cap) {
                 emit(0, &[p]);
                 return true;
