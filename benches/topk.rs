@@ -16,10 +16,11 @@ use std::hint::black_box;
 use topk_kernels::{Accumulator, Backend, Direction, Element, Slot, TopK, View, ViewMut, f16};
 
 /// (rows, row length, K): sizes around the engines' thresholds.
-const SHAPES: [(usize, usize, usize); 9] = [
+const SHAPES: [(usize, usize, usize); 10] = [
     (4096, 256, 8),       // MoE routing: short rows, head = 16 of 256
     (4096, 256, 24),      // K > 16 on short rows: collected under a bound of 64 groups
     (4096, 256, 64),      // K > 16 on short rows: selected whole
+    (256, 1024, 32),      // rows of a few thousand, K > 8: collected under the pieces' bound
     (4096, 40, 1),        // argmax of rows shorter than a block: K = 1's own path
     (1, 4096, 16),        // one medium row
     (1, 1_000_000, 100),  // the long-row case of the issue
