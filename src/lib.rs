@@ -60,10 +60,11 @@
 //! in 8 or 16 slots of vectors, for up to 16 groups of lanes at once, 8 KiB at most, with K > 16 the state of 16 candidate buffers, 1 KiB; rows of up to 32 are read from a tile of 16 of them, 4 KiB
 //! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
 //! holds up to 16 vectors and short rows collect up to 64 entries, or with K > 16 take 4 KiB of
-//! entries, the whole row), plus [`topk_on_stack`]'s
+//! entries, the whole row; rows shorter than 256 K with K of 9 to 128 collect up to 4 KiB of entries
+//! and 2 KiB of their positions), plus [`topk_on_stack`]'s
 //! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than
 //! `core`'s bounded selection and sort. `tests/stack.rs` runs the heaviest calls on a 16 KiB thread
-//! (optimised builds; an unoptimised build needs up to 492 KiB: it keeps every SIMD temporary in a stack
+//! (optimised builds; an unoptimised build needs up to 340 KiB: it keeps every SIMD temporary in a stack
 //! slot of its own).
 #![cfg_attr(not(feature = "std"), no_std)]
 

@@ -78,6 +78,28 @@ pub(crate) trait Vector: Copy {
     fn gt16(self, _other: Self) -> u64 {
         u64::MAX >> (64 - 2 * Self::LANES)
     }
+    /// Lane-wise maximum of 16-bit lanes, signed: the f16 scan folds its registers with these before
+    /// one compare. Called only where [`HALF_LANES`](Self::HALF_LANES); the default returns `self`,
+    /// whose compares above pass every lane anyway.
+    #[inline(always)]
+    fn max16_signed(self, _other: Self) -> Self {
+        self
+    }
+    /// Lane-wise minimum of 16-bit lanes, signed (as [`max16_signed`](Self::max16_signed)).
+    #[inline(always)]
+    fn min16_signed(self, _other: Self) -> Self {
+        self
+    }
+    /// Lane-wise maximum of 16-bit lanes, unsigned (as [`max16_signed`](Self::max16_signed)).
+    #[inline(always)]
+    fn max16(self, _other: Self) -> Self {
+        self
+    }
+    /// Lane-wise minimum of 16-bit lanes, unsigned (as [`max16_signed`](Self::max16_signed)).
+    #[inline(always)]
+    fn min16(self, _other: Self) -> Self {
+        self
+    }
     /// Every lane set to `value` (truncated to the lane width).
     fn splat(value: u64) -> Self;
     /// Lane-wise `self & other`.

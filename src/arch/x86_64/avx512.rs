@@ -164,6 +164,26 @@ impl Vector for U32x16 {
         u64::from(unsafe { _mm512_cmpgt_epu16_mask(self.0, other.0) })
     }
     #[inline(always)]
+    fn max16_signed(self, other: Self) -> Self {
+        // SAFETY: AVX-512BW is present (module invariant).
+        U32x16(unsafe { _mm512_max_epi16(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn min16_signed(self, other: Self) -> Self {
+        // SAFETY: AVX-512BW is present (module invariant).
+        U32x16(unsafe { _mm512_min_epi16(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn max16(self, other: Self) -> Self {
+        // SAFETY: AVX-512BW is present (module invariant).
+        U32x16(unsafe { _mm512_max_epu16(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn min16(self, other: Self) -> Self {
+        // SAFETY: AVX-512BW is present (module invariant).
+        U32x16(unsafe { _mm512_min_epu16(self.0, other.0) })
+    }
+    #[inline(always)]
     fn splat(value: u64) -> Self {
         // SAFETY: AVX-512F is present (module invariant).
         U32x16(unsafe { _mm512_set1_epi32(value as u32 as i32) })
