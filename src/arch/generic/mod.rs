@@ -36,11 +36,11 @@
 //!   so that a short row's first blocks do not pass nearly every element; rows of at most 512 then
 //!   collect what is below the bound and order it once ([`collect_below`]: AVX-512 by the network, AVX2,
 //!   whose compress is a table of permutes, by the sorted pool's insertions);
-//! - other rows shorter than 256 K with K of 17 to 128 (64 for 64-bit entries) take a bound over the whole
-//!   row: cut into pieces, each the K_i-th smallest of its group minima, the largest of those
+//! - other rows shorter than 256 K with K of 9 to 128 (64 for 64-bit entries) take a bound over the
+//!   whole row: its group minima in up to 4 interleaved sets, the largest of each set's K_s-th smallest
 //!   ([`pieces_bound`]); what is below it (about 1.4 K elements) is collected and ordered likewise, in
-//!   4 KiB of stack, where the filter pushed K · ln(n / K) elements through mispredicted branches
-//!   (1024 rows of 1024 f32, K = 32: 5.0 to 0.54 ms);
+//!   at most 4 K entries of stack, where the filter pushed K · ln(n / K) elements through mispredicted
+//!   branches (1024 rows of 1024 f32, K = 32: 2.0 to 0.51 ms);
 //! - short rows with K > 16 that neither bound settles are selected whole from a buffer of 4 KiB on
 //!   the stack ([`whole_row`]): the filter would pass most of their elements;
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,

@@ -1,4 +1,4 @@
-//! Short rows (up to 512 elements) with K up to 32, and rows of up to 8192 with K up to 128:
+//! Short rows (up to 512 elements) with K up to 32, and rows shorter than 256 K with K of 9 to 128:
 //! everything below the prefix bound (or the pieces' bound) collected in one pass, then ordered once:
 //! by the sorting network (AVX-512), or by the sorted pool's insertions (AVX2, K up to 16; `core`'s
 //! sort above).
