@@ -217,44 +217,6 @@ pub(crate) trait Vector: Copy {
         let (a, b) = (self.lanes(), other.lanes());
         Self::from_lanes(core::array::from_fn(|i| a[i].wrapping_add(b[i])))
     }
-    /// Lane `i` holds the element of `row` at `positions[i]`, zero-extended; `T` of 1, 2 or 4 bytes.
-    /// The default goes through memory (only engines that [compress](Self::COMPRESSES) call it, and
-    /// override it).
-    ///
-    /// # Safety
-    /// `row` points to `len` readable elements of `T`, `len · size_of::<T>() >= 4`, and each lane of
-    /// `positions` is below `len`.
-    #[inline(always)]
-    unsafe fn gather<T>(row: *const T, len: usize, positions: Self) -> Self {
-        let _ = len;
-        let positions = positions.lanes();
-        Self::from_lanes(core::array::from_fn(|i| match positions.get(i) {
-            // SAFETY: i < LANES: a lane, the index of a readable element (the caller's precondition).
-            Some(&p) if i < Self::LANES => unsafe {
-                let at = row.add(p as usize).cast::<u8>();
-                match size_of::<T>() {
-                    1 => u64::from(at.read()),
-                    2 => u64::from(at.cast::<u16>().read_unaligned()),
-                    _ => u64::from(at.cast::<u32>().read_unaligned()),
-                }
-            },
-            _ => 0,
-        }))
-    }
-    /// Stores the words `high[i] << 32 | low[i]` of the `LANES` lanes (32-bit) at `out`, in an order of
-    /// the ISA's choosing. The default goes through memory (only engines that
-    /// [compress](Self::COMPRESSES) call it, and override it).
-    ///
-    /// # Safety
-    /// `out` is valid for writing `LANES` u64s (no alignment needed).
-    #[inline(always)]
-    unsafe fn store_pairs(high: Self, low: Self, out: *mut u64) {
-        let (high, low) = (high.lanes(), low.lanes());
-        for i in 0..Self::LANES {
-            // SAFETY: i < LANES, the caller's precondition.
-            unsafe { out.add(i).write_unaligned(high[i] << 32 | low[i]) };
-        }
-    }
     /// The vector whose lane `i` is `lanes[i]` (truncated to the lane width): [`lanes`](Self::lanes)
     /// undone, through memory.
     #[inline(always)]

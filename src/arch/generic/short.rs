@@ -102,11 +102,15 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
         let lanes = Lanes::<V>::new(map, flip);
         let prepared = Prepared::<V>::new::<T, KIND>(cap, flip, map);
         if V::COMPRESSES && n > block {
-            // The passing positions compressed a vector at a time, then one loop over them (or one gather,
-            // `gather_below`): no branch per block on how many passed (each a likely misprediction). On the
-            // Xeon: 8-12% off f32, f16 and i32 rows of 256 and 512 with K = 8 or 16, 4% on rows of 128; 4%
-            // slower on u8 rows of 256 with K = 4 (few pass); rows of one block (one such branch) were 6%
-            // slower so, and keep the loop below.
+            // The passing positions compressed a vector at a time, then one loop over them: no branch per
+            // block on how many passed (each a likely misprediction). On the Xeon: 8-12% off f32, f16 and
+            // i32 rows of 256 and 512 with K = 8 or 16, 4% on rows of 128; 4% slower on u8 rows of 256
+            // with K = 4 (few pass); rows of one block (one such branch) were 6% slower so, and keep the
+            // loop below. The loop also beat one gather of the positions' elements (built into entries in
+            // the lanes) on Zen 4, where the gather waited for every position and the loop runs ahead on
+            // its predicted count: 4096 rows of 256 with K = 8, f32 0.547 to 0.515 ms, i32 0.502 to
+            // 0.458, u8 0.507 to 0.457, rows of 128 0.990 to 0.930 (the Xeon had measured the gather 5-10%
+            // ahead).
             // The whole blocks with each vector's test kept in a mask register (4096 rows of 256, K = 8:
             // 0.65 to 0.56 ms); the rest, a block's bits at a time.
             let Some((mut position, mut passed)) = prepared.compress_blocks::<T, KIND>(row, &lanes, found) else {
@@ -131,15 +135,11 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
             if passed < k {
                 return false;
             }
-            if gather_below::<V, T, E, KIND>(row, k, found, passed, cap, &lanes, entries) {
-                count = V::LANES;
-            } else {
-                for &p in found.get(..passed).unwrap_or_default() {
-                    let p = p as usize;
-                    let Some(&value) = row.get(p) else { return false };
-                    if !keep_below::<T, E>(entries, &mut count, cap, flip, p, value) {
-                        return false;
-                    }
+            for &p in found.get(..passed).unwrap_or_default() {
+                let p = p as usize;
+                let Some(&value) = row.get(p) else { return false };
+                if !keep_below::<T, E>(entries, &mut count, cap, flip, p, value) {
+                    return false;
                 }
             }
         } else {
@@ -183,66 +183,6 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
     let collected = entries.get_mut(..sorted).unwrap_or_default();
     S::sort(collected, k);
     report(collected.get(..k).unwrap_or_default(), emit);
-    true
-}
-
-/// The entries of the `passed` positions in `found` whose keys are below `cap`, the rest of the first
-/// `LANES` entries `LAST`, made a vector at a time where the row's elements are 4 bytes or fewer, the entries one
-/// word, at most a vector passed, and either more than half a vector did or K is half a vector or more;
-/// false, having written nothing, elsewhere.
-///
-/// One gather, the keys and two stores, where the loop over the positions took a load, a key, a store
-/// and a branch on each, and a misprediction where it ended. 4096 rows of 256 with K = 8: 0.528 to
-/// 0.500 ms, i32 0.527 to 0.472, rows of 128 0.480 to 0.437 (AVX-512). With half a vector or fewer
-/// (K = 2 or 4), sorting the vector's worth of entries cost more than the loop. With K = 8 at least 8
-/// pass, often exactly 8: taking those rows here too keeps one path and one sort size (the branches on
-/// the count no longer mispredicted; 0.505 to 0.487 ms).
-// Out of line in unoptimised builds (see `first_best`).
-#[cfg_attr(debug_assertions, inline(never))]
-#[cfg_attr(not(debug_assertions), inline(always))]
-fn gather_below<V: Vector, T: Element, E: Entry, const KIND: u8>(
-    row: &[T],
-    k: usize,
-    found: &[u32],
-    passed: usize,
-    cap: u64,
-    lanes: &Lanes<V>,
-    entries: &mut [E],
-) -> bool {
-    let Buffer::Packed(words) = E::buffer(entries) else {
-        return false;
-    };
-    let Some(out) = words.get_mut(..V::LANES) else {
-        return false;
-    };
-    if !(V::COMPRESSES
-        && size_of::<T>() <= 4
-        && size_of_val(row) >= 4
-        && passed <= V::LANES
-        && (passed > V::LANES / 2 || 2 * k >= V::LANES))
-    {
-        return false;
-    }
-    let Some(found) = found.get(..V::LANES) else {
-        return false;
-    };
-    let all = V::splat(u64::MAX);
-    // SAFETY: `found` holds LANES u32s; T is 4 bytes or fewer, so the lanes are 32-bit.
-    let positions = unsafe { V::load::<u32>(found.as_ptr()) }.min(V::splat((row.len() - 1) as u64));
-    // SAFETY: every lane is at most row.len() - 1 (row is not empty: `passed` of its positions passed), an
-    // index into `row`, whose elements are 4 bytes or fewer and at least 4 bytes in all.
-    let raw = unsafe { V::gather(row.as_ptr(), row.len(), positions) };
-    let key = V::select(V::iota().lt(V::splat(passed as u64)), keys::<V, KIND>(raw, lanes), all);
-    // The lane test may pass more than the keys below cap (see `keep_below`).
-    let keep = key.lt(V::splat(cap));
-    // SAFETY: `out` holds LANES u64s.
-    unsafe {
-        V::store_pairs(
-            V::select(keep, key, all),
-            V::select(keep, positions, all),
-            out.as_mut_ptr(),
-        )
-    };
     true
 }
 

@@ -62,40 +62,6 @@ impl Vector for U32x8 {
         U32x8(unsafe { _mm256_add_epi32(self.0, other.0) })
     }
     #[inline(always)]
-    unsafe fn gather<T>(row: *const T, len: usize, positions: Self) -> Self {
-        // As AVX-512's: `vpgatherdd` reads 4 bytes a lane, narrower elements from inside the row.
-        let width = size_of::<T>();
-        if width == 4 {
-            // SAFETY: AVX2 is present (module invariant); every lane indexes a readable 4-byte element
-            // (the caller's precondition).
-            return U32x8(unsafe { _mm256_i32gather_epi32::<4>(row.cast(), positions.0) });
-        }
-        let at = positions.min(Self::splat((len - 4 / width) as u64));
-        let offset = positions.0;
-        // SAFETY: AVX2 is present (module invariant). Each lane reads the bytes from `at · width` to
-        // `at · width + 4 <= len · width`: inside the row (the caller's precondition, and len · width >= 4).
-        unsafe {
-            let (words, bits) = if width == 2 {
-                let words = _mm256_i32gather_epi32::<2>(row.cast(), at.0);
-                (words, _mm256_slli_epi32::<4>(_mm256_sub_epi32(offset, at.0)))
-            } else {
-                let words = _mm256_i32gather_epi32::<1>(row.cast(), at.0);
-                (words, _mm256_slli_epi32::<3>(_mm256_sub_epi32(offset, at.0)))
-            };
-            let mask = _mm256_set1_epi32(((1u64 << (8 * width)) - 1) as i32);
-            U32x8(_mm256_and_si256(_mm256_srlv_epi32(words, bits), mask))
-        }
-    }
-    #[inline(always)]
-    unsafe fn store_pairs(high: Self, low: Self, out: *mut u64) {
-        // SAFETY: AVX2 is present (module invariant); `out` has room for 8 u64s (the caller's
-        // precondition). The unpacks pair lanes 0, 1, 4, 5 and 2, 3, 6, 7: each lane once.
-        unsafe {
-            _mm256_storeu_si256(out.cast(), _mm256_unpacklo_epi32(low.0, high.0));
-            _mm256_storeu_si256(out.add(4).cast(), _mm256_unpackhi_epi32(low.0, high.0));
-        }
-    }
-    #[inline(always)]
     fn min(self, other: Self) -> Self {
         // SAFETY: AVX2 is present (module invariant).
         U32x8(unsafe { _mm256_min_epu32(self.0, other.0) })

@@ -59,41 +59,6 @@ impl Vector for U32x16 {
         U32x16(unsafe { _mm512_add_epi32(self.0, other.0) })
     }
     #[inline(always)]
-    unsafe fn gather<T>(row: *const T, len: usize, positions: Self) -> Self {
-        // `vpgatherdd` reads 4 bytes a lane. Narrower elements: the 4 bytes from the element at
-        // `min(p, len - 4 / width)` (inside the row), the wanted one shifted down from its place there.
-        let width = size_of::<T>();
-        if width == 4 {
-            // SAFETY: AVX-512F is present (module invariant); every lane indexes a readable 4-byte
-            // element (the caller's precondition).
-            return U32x16(unsafe { _mm512_i32gather_epi32::<4>(positions.0, row.cast()) });
-        }
-        let at = positions.min(Self::splat((len - 4 / width) as u64));
-        let offset = positions.0;
-        // SAFETY: AVX-512F is present (module invariant). Each lane reads the bytes from `at · width` to
-        // `at · width + 4 <= len · width`: inside the row (the caller's precondition, and len · width >= 4).
-        unsafe {
-            let (words, bits) = if width == 2 {
-                let words = _mm512_i32gather_epi32::<2>(at.0, row.cast());
-                (words, _mm512_slli_epi32::<4>(_mm512_sub_epi32(offset, at.0)))
-            } else {
-                let words = _mm512_i32gather_epi32::<1>(at.0, row.cast());
-                (words, _mm512_slli_epi32::<3>(_mm512_sub_epi32(offset, at.0)))
-            };
-            let mask = _mm512_set1_epi32(((1u64 << (8 * width)) - 1) as i32);
-            U32x16(_mm512_and_si512(_mm512_srlv_epi32(words, bits), mask))
-        }
-    }
-    #[inline(always)]
-    unsafe fn store_pairs(high: Self, low: Self, out: *mut u64) {
-        // SAFETY: AVX-512F is present (module invariant); `out` has room for 16 u64s (the caller's
-        // precondition). The unpacks pair lanes 0, 1, 4, 5, .. and 2, 3, 6, 7, ..: each lane once.
-        unsafe {
-            _mm512_storeu_si512(out.cast(), _mm512_unpacklo_epi32(low.0, high.0));
-            _mm512_storeu_si512(out.add(8).cast(), _mm512_unpackhi_epi32(low.0, high.0));
-        }
-    }
-    #[inline(always)]
     fn exchange(self, m: usize) -> Self {
         let index = Self::iota().xor(Self::splat(m as u64));
         // SAFETY: AVX-512F is present (module invariant).
