@@ -47,9 +47,9 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     // Short rows with K of 17 to 32 take four times the groups, as many as the lanes of UNROLL vectors
     // hold (64 for 32-bit elements on AVX-512, 32 for AVX2 or 64-bit ones), and K at most three quarters
     // of them: the K-th minimum then leaves about 40 elements of a random row of 256 or 512 below it,
-    // which `collect_below` collects (SHORT_CAP). Nearer the largest minimum, too many lie below it; the row
-    // is then selected whole (`whole_row`). 4096 rows of 256 f32, whole against this: K = 17 2.8 to 0.95
-    // ms, K = 24 2.7 to 1.1 (AVX2 3.7 to 2.3), K = 32 2.9 to 1.6.
+    // which `collect_below` collects (SHORT_CAP). Nearer the largest minimum, too many lie below it; the
+    // row is then selected whole (`whole_row`). 4096 rows of 256 f32, whole against this: K = 17 2.8 to
+    // 0.95 ms, K = 24 2.7 to 1.1 (AVX2 3.7 to 2.3), K = 32 2.9 to 1.6.
     let vectors = (4 * GROUPS / V::LANES).clamp(1, UNROLL);
     if short && k > GROUPS && k <= 2 * GROUPS && 4 * k <= 3 * vectors * V::LANES {
         return minima_bound::<V, T, KIND>(prefix, k, flip, map, vectors);

@@ -260,8 +260,9 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     // Rows the prefix bound does not settle, with K > 8 (and up to a quarter of the 4 KiB of room),
     // too short for the guess below: the bound of the whole row's pieces, everything below it collected
     // likewise; not where the prefix bound already found K of the smallest key (the filter stops at
-    // the K-th of them, and the pieces' bound would only read the row to find the same). (Where the guess is taken, it was as fast or faster: 512 rows of 8192 f32 with K = 24 or
-    // 32 tied; 16 rows of 256k with K = 64 took 0.78 ms guessed, 1.5 collected.) Rows that fit
+    // the K-th of them, and the pieces' bound would only read the row to find the same). (Where the
+    // guess is taken, it was as fast or faster: 512 rows of 8192 f32 with K = 24 or 32 tied; 16 rows
+    // of 256k with K = 64 took 0.78 ms guessed, 1.5 collected.) Rows that fit
     // `whole_row` take it from K of a fifth of n on (AVX-512, f32, ms for 4096 rows of 256 or 2048 of
     // 512, whole against collected: K = 48 of 256, 3.09 to 2.55; K = 64 of 256, 3.09 to 3.25; K = 100
     // of 512, 2.69 to 2.75; K = 128 of 512, 2.74 to 3.28).
