@@ -10,8 +10,10 @@ use crate::vector::Vector;
 /// Bytes ahead of the hot loop that it asks the cache for, one line per two blocks: in the next 4 KiB
 /// page, where the hardware prefetchers (which stay within a page) have not started yet. On the Xeon,
 /// 32 x 128k f32 with K = 50: 0.77 to 0.62 ms (below the floor, a plain read, of 0.63-0.68); f16 0.39 to
-/// 0.34; 1M f32 with K = 100 0.149 to 0.140; 1 or 2 KiB ahead did little, i32 did not change. (A
-/// prefetch of an address past the row is a hint to the cache: it reads nothing and cannot fault.)
+/// 0.34; 1M f32 with K = 100 0.149 to 0.140; 1 or 2 KiB ahead did little, i32 did not change. Float
+/// rows on AMD CPUs go without (see [`crate::cpu::prefetches_floats`]): their prefetch is of the line
+/// the loop loads anyway, which costs nothing measurable. (A prefetch of an address past the row is a
+/// hint to the cache: it reads nothing and cannot fault.)
 const SCAN_AHEAD: usize = 4096;
 
 /// Vectors per block: one compare-and-branch per `UNROLL · LANES` elements (at most 64 lanes, so a
@@ -234,12 +236,19 @@ impl<V: Vector> Prepared<V> {
         lanes: &Lanes<V>,
     ) -> (usize, u64) {
         let block = UNROLL * V::LANES;
+        // Read here, per scan: kept in `Lanes` instead, the flag slowed the short rows, which never scan
+        // (4096 x 256 f32 with K = 8: 0.52 to 0.69 ms).
+        let ahead = if KIND == UNSIGNED || KIND == SIGNED || crate::cpu::prefetches_floats() {
+            SCAN_AHEAD / size_of::<T>()
+        } else {
+            0
+        };
         // 32- and 64-bit elements and f16 bits: two blocks a branch (32 x 128k f32 with K = 8: 0.26 to
         // 0.18 ms; f16 with K = 1, 0.100 to 0.081; one block a branch left the loads too few in flight to
         // reach the memory's speed). Narrower ones, whose loads widen or convert, lost 10-15% with it, and
         // test one block a branch.
         while KIND == HALF && V::HALF_LANES && start + 2 * block <= row.len() {
-            crate::vector::prefetch(row.as_ptr().wrapping_add(start + SCAN_AHEAD / size_of::<T>()));
+            crate::vector::prefetch(row.as_ptr().wrapping_add(start + ahead));
             // Whether any lane of the two blocks passes, from their registers folded lane-wise (see
             // `half_any`); which ones is worked out only once one does, as for the masks below.
             let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
@@ -262,7 +271,7 @@ impl<V: Vector> Prepared<V> {
             start += 2 * block;
         }
         while size_of::<T>() >= 4 && start + 2 * block <= row.len() {
-            crate::vector::prefetch(row.as_ptr().wrapping_add(start + SCAN_AHEAD / size_of::<T>()));
+            crate::vector::prefetch(row.as_ptr().wrapping_add(start + ahead));
             // SAFETY: checked just above.
             let (a, b) = unsafe {
                 (
