@@ -139,6 +139,18 @@ pub(crate) trait Vector: Copy {
     fn float_max(self, other: Self) -> Self {
         Self::select(Self::or_mask(other.float_lt(self), self.float_nle(self)), self, other)
     }
+    /// Lane-wise, reading the bits as IEEE floats of the lane's width: `self` where it is below `other`,
+    /// `other` otherwise (so where either is NaN: a fold into an accumulator that is never NaN skips the
+    /// NaNs). x86's `minps` does exactly this.
+    #[inline(always)]
+    fn float_min(self, other: Self) -> Self {
+        Self::select(self.float_lt(other), self, other)
+    }
+    /// Whether the hot loop tests a float block by folding its vectors with
+    /// [`float_max`](Self::float_max) or [`float_min`](Self::float_min) and comparing once, rather than
+    /// comparing each vector and or-ing the masks: where masks are registers of their own, whose
+    /// instructions bound the loop (AVX-512 on Zen 4).
+    const FOLDS_FLOATS: bool = false;
     /// `yes` in the lanes of `mask`, `no` elsewhere.
     fn select(mask: Self::Mask, yes: Self, no: Self) -> Self;
     /// Lanes set in either mask.

@@ -65,9 +65,14 @@ enum Pattern {
     /// Only the ends of the order (NaNs, infinities; the integers' extremes): ties with the value the
     /// engines pad short rows with, in either direction.
     Extremes,
+    /// Finite values with a NaN of either sign about once in 1024: after a limit settled on finite
+    /// values, a NaN in a block where nothing else passes (`Decreasing` must find it; `Increasing` must
+    /// pass over it). The other patterns hold so many specials that the limit soon stands at NaN or the
+    /// infinities.
+    SparseNan,
 }
 
-const PATTERNS: [Pattern; 8] = [
+const PATTERNS: [Pattern; 9] = [
     Pattern::Random,
     Pattern::Ties,
     Pattern::Ascending,
@@ -76,6 +81,7 @@ const PATTERNS: [Pattern; 8] = [
     Pattern::NanMix,
     Pattern::Steps,
     Pattern::Extremes,
+    Pattern::SparseNan,
 ];
 
 /// Raw bits of a special value: NaNs of both signs with random payloads, zeros, infinities, extremes.
@@ -157,6 +163,22 @@ fn make<T: Bits>(rng: &mut Rng, n: usize, pattern: Pattern) -> Vec<T> {
                 Pattern::NanMix => rng.next() & ones,
                 Pattern::Steps => ramp(i.min(n - n / 10)),
                 Pattern::Extremes => extreme::<T>(rng),
+                Pattern::SparseNan if T::FLOAT && rng.below(1024) == 0 => {
+                    let infinity = infinity_bits::<T>();
+                    let sign = (rng.next() & 1) << (T::WIDTH - 1);
+                    sign | infinity | (rng.next() & (ones >> 1) & !infinity).max(1)
+                }
+                Pattern::SparseNan if T::FLOAT => {
+                    // Finite: an all-ones exponent loses its top bit.
+                    let bits = rng.next() & ones;
+                    let infinity = infinity_bits::<T>();
+                    if bits & infinity == infinity {
+                        bits & !(1 << (T::WIDTH - 2))
+                    } else {
+                        bits
+                    }
+                }
+                Pattern::SparseNan => rng.next() & ones,
             };
             T::from_raw(bits)
         })

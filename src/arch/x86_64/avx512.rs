@@ -48,6 +48,7 @@ impl Vector for U32x16 {
         U32x16(unsafe { _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0) })
     }
     const COMPRESSES: bool = true;
+    const FOLDS_FLOATS: bool = true;
     #[inline(always)]
     fn compress(self, bits: u64) -> Self {
         // SAFETY: AVX-512F is present (module invariant).
@@ -218,6 +219,12 @@ impl Vector for U32x16 {
         })
     }
     #[inline(always)]
+    fn float_min(self, other: Self) -> Self {
+        // `vminps` returns `other` where either is NaN, as the trait's default does.
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_castps_si512(_mm512_min_ps(_mm512_castsi512_ps(self.0), _mm512_castsi512_ps(other.0))) })
+    }
+    #[inline(always)]
     fn select(mask: __mmask16, yes: Self, no: Self) -> Self {
         // SAFETY: AVX-512F is present (module invariant).
         U32x16(unsafe { _mm512_mask_blend_epi32(mask, no.0, yes.0) })
@@ -335,6 +342,7 @@ impl Vector for U64x8 {
         U64x8(unsafe { _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0) })
     }
     const COMPRESSES: bool = true;
+    const FOLDS_FLOATS: bool = true;
     #[inline(always)]
     fn compress(self, bits: u64) -> Self {
         // SAFETY: AVX-512F is present (module invariant).
@@ -441,6 +449,12 @@ impl Vector for U64x8 {
                 _mm512_set1_epi64(NAN_TAKES_SOURCE.into()),
             ))
         })
+    }
+    #[inline(always)]
+    fn float_min(self, other: Self) -> Self {
+        // As U32x16's.
+        // SAFETY: AVX-512F is present (module invariant).
+        U64x8(unsafe { _mm512_castpd_si512(_mm512_min_pd(_mm512_castsi512_pd(self.0), _mm512_castsi512_pd(other.0))) })
     }
     #[inline(always)]
     fn select(mask: __mmask8, yes: Self, no: Self) -> Self {
