@@ -67,8 +67,8 @@ enum Pattern {
     Extremes,
     /// Finite values with a NaN of either sign about once in 1024: after a limit settled on finite
     /// values, a NaN in a block where nothing else passes (`Decreasing` must find it; `Increasing` must
-    /// pass over it). The other patterns hold so many specials that the limit soon stands at NaN or the
-    /// infinities.
+    /// pass over it), as the block tests that fold a block's lanes before comparing see it. In the
+    /// other patterns specials are common enough that the limit soon stands at NaN or an infinity.
     SparseNan,
 }
 
