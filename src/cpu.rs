@@ -54,7 +54,6 @@ pub(crate) fn has_neon() -> bool {
 /// run 0.108 / 0.100), f16 with K = 50 0.157 / 0.147, 4 x 1M f64 with K = 8 1.63 / 1.09; 1M f32 with
 /// K = 100 0.051-0.069 / 0.049-0.050; but 32 x 128k i32 with K = 50 0.32 / 0.45. Without `std` it is
 /// always on (no CPUID probing, as for the engines).
-#[allow(dead_code)] // used by the SIMD engines
 pub(crate) fn prefetches_floats() -> bool {
     level() & AMD == 0
 }

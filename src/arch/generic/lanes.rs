@@ -316,7 +316,8 @@ impl<V: Vector> Prepared<V> {
     }
 
     /// Whether any lane of the two blocks of `row` from `start` passes the float test `TEST` (`LESS` or
-    /// `NOT_LESS_OR_EQUAL`), from their vectors folded lane-wise and one compare
+    /// `NOT_LESS_OR_EQUAL`; `LESS_OR_EQUAL`, whose limit is +inf, keeps the masks: a minimum folded from
+    /// it could not tell a block of NaNs), from their vectors folded lane-wise and one compare
     /// ([`Vector::FOLDS_FLOATS`]):
     ///
     /// ```text
