@@ -1,11 +1,11 @@
 //! Short rows (up to 512 elements) with K up to 32, and rows shorter than 256 K with K of 9 to 128:
 //! everything below the prefix bound (or the pieces' bound) collected in one pass, then ordered once:
-//! by the sorting network (AVX-512), or by the sorted pool's insertions (AVX2, K up to 16; `core`'s
-//! sort above).
+//! by the sorting network (AVX-512), by rank (AVX2, up to 32 collected: `sorter::Ranked`), or by the
+//! sorted pool's insertions (K up to 16; `core`'s sort above).
 
 use core::mem::{MaybeUninit, size_of};
 
-use crate::candidates::Sorter;
+use crate::candidates::{FEW, Sorter};
 use crate::element::{Element, ordered_key};
 use crate::entry::{Buffer, Emit, Entry, report};
 use crate::vector::{MAX_LANES, Vector};
@@ -162,6 +162,14 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
         return false;
     }
     let packed = matches!(E::buffer(entries), Buffer::Packed(_));
+    // A few collected: sorted by the sorter's own way for so few, where it has one.
+    let mut sorted = [0; FEW];
+    if let Buffer::Packed(words) = E::buffer(entries)
+        && S::sort_few(words, count, &mut sorted)
+    {
+        report(sorted.get(..k).unwrap_or_default(), emit);
+        return true;
+    }
     if !S::NETWORK && packed && k <= SMALL_K {
         // The best K by the sorted pool's branch-free insertions: `core`'s insertion sort of the dozen
         // collected mispredicted on most of them (4096 rows of 256 f32, K = 8, AVX2: 1.07 to 0.92 ms;

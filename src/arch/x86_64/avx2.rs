@@ -5,17 +5,18 @@
 use core::arch::x86_64::*;
 
 use crate::arch::generic;
-use crate::candidates::CoreSort;
+use crate::arch::generic::sorter::Ranked;
 use crate::cpu::Avx2;
 use crate::vector::{MAX_LANES, Vector};
 
 // Candidates are ordered by `core`'s sort: the network and the partition lost to it on four 64-bit
-// lanes without an unsigned 64-bit minimum (see `sorter::Network`).
+// lanes without an unsigned 64-bit minimum (see `sorter::Network`). The few a short row collects are
+// sorted by their ranks (see `sorter::Ranked`).
 generic::engine::simd_engine! {
     token: Avx2,
     features: "avx2,f16c,popcnt",
     lanes: U32x8, U64x4,
-    sorter: CoreSort,
+    sorter: Ranked<U64x4>,
 }
 
 // The vectors below are only created inside the engine's functions above, which run only on a CPU with
