@@ -80,9 +80,9 @@ impl<V: SortPacked> Sorter for Network<V> {
 /// The [`Sorter`] of the AVX2 engine: `core`'s selection and sort (the network and the partition lost to
 /// them on four 64-bit lanes), and the few entries a short row collects sorted by rank in the lanes
 /// ([`Sorter::sort_few`]), where the sorted pool spent a branch-free insertion of K slots on each.
-/// Zen 3, ms for 4096 rows of 256 (2048 of 512): f32 with K = 8, 0.70 to 0.66; K = 12, 0.96 to 0.78;
-/// K = 16, 1.24 to 1.01 (512: 0.70 to 0.58); f16 with K = 8, 0.76 to 0.69; i32 0.64 to 0.59; u8 with
-/// K = 4, 0.535 to 0.511.
+/// Zen 3, ms for 4096 rows of 256 (2048 of 512): f32 with K = 8, 0.70 to 0.66-0.68; K = 12, 0.96 to
+/// 0.78; K = 16, 1.24 to 1.04 (512: 0.70 to 0.58); f16 with K = 8, 0.76-0.81 to 0.69-0.70; i32 0.64 to
+/// 0.59; u8 with K = 4, 0.535 to 0.511.
 ///
 /// ```text
 /// rank[i] = #{ j : words[j] < words[i] }     // one broadcast, and a compare and an add per vector, per j
