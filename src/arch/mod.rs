@@ -132,6 +132,22 @@ impl Engine {
         )
     }
 
+    /// The engine's sorter on a few packed words (`Sorter::sort_few`): whether it sorted them (`None`
+    /// for the scalar and portable engines, whose sorter has no such way).
+    #[cfg(test)]
+    pub(crate) fn sort_few(
+        self,
+        words: &[u64],
+        count: usize,
+        sorted: &mut [u64; crate::candidates::FEW],
+    ) -> Option<bool> {
+        by_engine!(self,
+            scalar => None,
+            portable => None,
+            token => Some(token.sort_few(words, count, sorted))
+        )
+    }
+
     /// Runs the vectorised selection on this engine's 64-bit lanes (`None` for the scalar engine): the
     /// first `k` of `words` become the smallest, the `k`-th at `k - 1`.
     #[cfg(test)]
