@@ -23,9 +23,9 @@ pub(crate) trait Sorter {
     fn select<E: Entry>(entries: &mut [E], k: usize) -> bool;
     /// Puts the `k` smallest entries first, in order (`1 <= k <= len`).
     fn sort<E: Entry>(entries: &mut [E], k: usize);
-    /// Puts the first `count` of `words` (distinct packed entries, `count <= FEW <= words.len()`, the
-    /// slots past them `LAST`) in order into `sorted[..count]`, where this sorter has a branch-free way
-    /// for so few; false, having written nothing, otherwise.
+    /// Puts the first `count` of `words` (distinct packed entries, `count <= FEW <= words.len()`) in
+    /// order into `sorted[..count]`, where this sorter has a branch-free way for so few; false, having
+    /// written nothing, otherwise.
     #[inline(always)]
     fn sort_few(_words: &[u64], _count: usize, _sorted: &mut [u64; FEW]) -> bool {
         false

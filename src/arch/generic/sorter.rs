@@ -119,8 +119,8 @@ impl<V: Vector> Sorter for Ranked<V> {
     }
 }
 
-/// [`Ranked::sort_few`] with the words in `N` lanes (`count <= N <= FEW`, a multiple of `LANES`; the
-/// lanes past `count` are `LAST`, which no word is below).
+/// [`Ranked::sort_few`] with the words in `N` lanes (`count <= N <= FEW`, a multiple of `LANES`): the
+/// lanes past `count` are ranked too, and their ranks dropped.
 #[inline(always)]
 fn by_rank<V: Vector, const N: usize>(words: &[u64], count: usize, sorted: &mut [u64; FEW]) -> bool {
     let (Some(padded), Some(known)) = (words.get(..N), words.get(..count.min(N))) else {
