@@ -132,6 +132,21 @@ impl Engine {
         )
     }
 
+    /// The network's K-th smallest of `keys` on this engine's lanes (`None` for the scalar engine, or
+    /// where `keys` do not fill 1, 2 or 4 vectors): 32-bit lanes, or 64-bit ones if `wide`.
+    #[cfg(test)]
+    pub(crate) fn kth_smallest(self, keys: &[u64], vectors: usize, k: usize, wide: bool) -> Option<u64> {
+        by_engine!(self,
+            scalar => None,
+            portable => if wide {
+                generic::network::kth_of::<all::portable::U64x4>(keys, vectors, k)
+            } else {
+                generic::network::kth_of::<all::portable::U32x8>(keys, vectors, k)
+            },
+            token => token.kth_smallest(keys, vectors, k, wide),
+        )
+    }
+
     /// The engine's sorter on a few packed words (`Sorter::sort_few`): whether it sorted them (`None`
     /// for the scalar and portable engines, whose sorter has no such way).
     #[cfg(test)]

@@ -13,8 +13,8 @@
 /// }
 /// ```
 /// Expands, in the invoking module, to the token's `select` and `select_side` (the engine) and `run` (any
-/// `arch::Vectorizable` work), to its `network_sort`, `sort_few`, `partition_select`, `partition_sort`
-/// and `partition_lanes` in test builds (`Engine` reaches them for the tests), and to one `unsafe` function with
+/// `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`, `sort_few`, `partition_select`,
+/// `partition_sort` and `partition_lanes` in test builds (`Engine` reaches them for the tests), and to one `unsafe` function with
 /// the ISA's features behind each.
 macro_rules! simd_engine {
     (
@@ -64,6 +64,13 @@ macro_rules! simd_engine {
             pub(crate) fn network_sort(self, entries: &mut [u64], k: usize) {
                 // SAFETY: as in `select`.
                 unsafe { engine_network_sort(entries, k) }
+            }
+
+            /// The network's K-th smallest on these lanes (tests reach it through `Engine`).
+            #[cfg(test)]
+            pub(crate) fn kth_smallest(self, keys: &[u64], vectors: usize, k: usize, wide: bool) -> Option<u64> {
+                // SAFETY: as in `select`.
+                unsafe { engine_kth_smallest(keys, vectors, k, wide) }
             }
 
             /// The sorter's way with a few packed words (tests reach it through `Engine`).
@@ -139,6 +146,18 @@ macro_rules! simd_engine {
         #[target_feature(enable = $features)]
         unsafe fn engine_network_sort(entries: &mut [u64], k: usize) {
             $crate::arch::generic::network::sort::<$v64>(entries, k);
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[cfg(test)]
+        #[target_feature(enable = $features)]
+        unsafe fn engine_kth_smallest(keys: &[u64], vectors: usize, k: usize, wide: bool) -> Option<u64> {
+            if wide {
+                $crate::arch::generic::network::kth_of::<$v64>(keys, vectors, k)
+            } else {
+                $crate::arch::generic::network::kth_of::<$v32>(keys, vectors, k)
+            }
         }
 
         /// # Safety
