@@ -251,7 +251,7 @@ fn store_block<V: Vector, const N: usize>(entries: &mut [u64], first: usize, v: 
 /// 1 vector:   its lanes sorted
 /// 2 vectors:  each one's lanes sorted, then the mirror step of their merge, kept only on the half that
 ///             holds the rank (bitonic): at either end of it a fold (log2(LANES) exchanges and a
-///             minimum or maximum), else its half-cleaners
+///             minimum or maximum), else its half-cleaners; the whole network on the portable lanes
 /// 4 vectors:  the whole network
 /// ```
 /// Two vectors are AVX2's 16 minima of the prefix bound for K <= 8, whose 8th (K = 8) the whole merge
@@ -274,8 +274,14 @@ pub(crate) fn kth_smallest<V: Vector>(v: &[V; 4], vectors: usize, k: usize) -> u
     let bitonic = match vectors {
         1 => return sort_lanes(v[0]).lanes()[lane % MAX_LANES],
         // The mirror step's half that holds the rank (bitonic either way round: the half-cleaners sort
-        // both).
-        2 => half(sort_lanes(v[0]), reverse(sort_lanes(v[1])), vector == 0),
+        // both). Not on the portable lanes, whose whole network is already in the firmware's code: this
+        // took it 1 KB over its flash budget.
+        2 if V::SPECIALIZE => half(sort_lanes(v[0]), reverse(sort_lanes(v[1])), vector == 0),
+        2 => {
+            let mut pair = [v[0], v[1]];
+            sort_vectors(&mut pair);
+            return pair[vector & 1].lanes()[lane % MAX_LANES];
+        }
         _ => {
             let mut all = *v;
             sort_vectors(&mut all);
@@ -283,8 +289,8 @@ pub(crate) fn kth_smallest<V: Vector>(v: &[V; 4], vectors: usize, k: usize) -> u
         }
     };
     match lane {
-        0 if V::SPECIALIZE => fold_lanes::<V, false>(bitonic),
-        l if l == V::LANES - 1 && V::SPECIALIZE => fold_lanes::<V, true>(bitonic),
+        0 => fold_lanes::<V, false>(bitonic),
+        l if l == V::LANES - 1 => fold_lanes::<V, true>(bitonic),
         _ => clean_lanes(bitonic, V::LANES / 2).lanes()[lane % MAX_LANES],
     }
 }
