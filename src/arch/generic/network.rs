@@ -326,7 +326,8 @@ pub(crate) fn kth_of<V: Vector>(keys: &[u64], vectors: usize, k: usize) -> Optio
         // SAFETY: each load reads LANES elements of the lanes' width from an array that holds them.
         *x = unsafe {
             if lane_bytes == 4 {
-                let narrow: [u32; MAX_LANES] = core::array::from_fn(|i| keys.get(i).map_or(u32::MAX, |&k| k as u32));
+                let narrow: [u32; MAX_LANES] =
+                    core::array::from_fn(|i| keys.get(i).map_or(u32::MAX, |&key| key as u32));
                 V::load(narrow.as_ptr())
             } else {
                 let wide: [u64; MAX_LANES] = core::array::from_fn(|i| keys.get(i).copied().unwrap_or(u64::MAX));
