@@ -14,8 +14,8 @@
 /// ```
 /// Expands, in the invoking module, to the token's `select` and `select_side` (the engine) and `run` (any
 /// `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`, `sort_few`, `partition_select`,
-/// `partition_sort` and `partition_lanes` in test builds (`Engine` reaches them for the tests), and to one `unsafe` function with
-/// the ISA's features behind each.
+/// `partition_sort` and `partition_lanes` in test builds (`Engine` reaches them for the tests), and to
+/// one `unsafe` function with the ISA's features behind each.
 macro_rules! simd_engine {
     (
         token: $token:ty,

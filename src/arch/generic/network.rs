@@ -317,23 +317,12 @@ fn fold_lanes<V: Vector, const LARGEST: bool>(mut v: V) -> u64 {
 /// tests, which reach it through `Engine`: `None` when the count or `k` does not fit.
 #[cfg(test)]
 pub(crate) fn kth_of<V: Vector>(keys: &[u64], vectors: usize, k: usize) -> Option<u64> {
-    let lane_bytes = size_of::<V>() / V::LANES;
     if !matches!(vectors, 1 | 2 | 4) || keys.len() != vectors * V::LANES || !(1..=keys.len()).contains(&k) {
         return None;
     }
     let mut v = [V::splat(u64::MAX); 4];
     for (x, keys) in v.iter_mut().zip(keys.chunks_exact(V::LANES)) {
-        // SAFETY: each load reads LANES elements of the lanes' width from an array that holds them.
-        *x = unsafe {
-            if lane_bytes == 4 {
-                let narrow: [u32; MAX_LANES] =
-                    core::array::from_fn(|i| keys.get(i).map_or(u32::MAX, |&key| key as u32));
-                V::load(narrow.as_ptr())
-            } else {
-                let wide: [u64; MAX_LANES] = core::array::from_fn(|i| keys.get(i).copied().unwrap_or(u64::MAX));
-                V::load(wide.as_ptr())
-            }
-        };
+        *x = V::from_lanes(core::array::from_fn(|i| keys.get(i).copied().unwrap_or(u64::MAX)));
     }
     Some(kth_smallest(&v, vectors, k))
 }
