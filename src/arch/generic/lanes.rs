@@ -20,6 +20,24 @@ const SCAN_AHEAD: usize = 4096;
 /// block's pass bits fit one `u64`).
 pub(super) const UNROLL: usize = 4;
 
+/// Units a chunk of [`Prepared::scan`] with `CHUNKS` tests, a bit each, before it branches (see
+/// `filter`): 2048 f16 on AVX2.
+pub(super) const CHUNK: usize = 64;
+
+/// The elements the hot loop tests a branch: two blocks for 32- and 64-bit elements and f16 bits (32 x
+/// 128k f32 with K = 8: 0.26 to 0.18 ms; f16 with K = 1, 0.100 to 0.081; one block a branch left the
+/// loads too few in flight to reach the memory's speed), one for narrower ones, whose loads widen or
+/// convert (they lost 10-15% with two).
+#[inline(always)]
+pub(super) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize {
+    let blocks = if KIND == HALF && V::HALF_LANES || size_of::<T>() >= 4 {
+        2
+    } else {
+        1
+    };
+    blocks * UNROLL * V::LANES
+}
+
 // The key forms of `Element`s, and the two forms the block test has of its own for floats: the kind
 // each filter is compiled for.
 pub(super) const UNSIGNED: u8 = UNSIGNED_KEY;
@@ -92,7 +110,12 @@ impl<V: Vector> Prepared<V> {
     /// The float test is matched once, outside the loop (matched inside, it was a load and a branch per
     /// block, and the loop ran at 80% of the memory's speed on 1M f32 with K = 1).
     #[inline(always)]
-    pub(super) fn scan<T: Element, const KIND: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> (usize, u64) {
+    pub(super) fn scan<T: Element, const KIND: u8, const CHUNKS: bool>(
+        &self,
+        row: &[T],
+        start: usize,
+        lanes: &Lanes<V>,
+    ) -> (usize, u64) {
         if !V::SPECIALIZE {
             return self.scan_generic::<T, KIND>(row, start, lanes);
         }
@@ -101,22 +124,26 @@ impl<V: Vector> Prepared<V> {
         let raw = raw_integers::<V, T>();
         match (KIND, self.test) {
             (NATIVE_FLOAT | HALF, LESS_OR_EQUAL) if !bits => {
-                self.scan_with::<T, KIND, LESS_OR_EQUAL>(row, start, lanes)
+                self.scan_with::<T, KIND, LESS_OR_EQUAL, CHUNKS>(row, start, lanes)
             }
             (NATIVE_FLOAT | HALF, NOT_LESS_OR_EQUAL) if !bits => {
-                self.scan_with::<T, KIND, NOT_LESS_OR_EQUAL>(row, start, lanes)
+                self.scan_with::<T, KIND, NOT_LESS_OR_EQUAL, CHUNKS>(row, start, lanes)
             }
-            (HALF, HALF_BELOW_SIGNED) if bits => self.scan_with::<T, KIND, HALF_BELOW_SIGNED>(row, start, lanes),
-            (HALF, HALF_ABOVE) if bits => self.scan_with::<T, KIND, HALF_ABOVE>(row, start, lanes),
+            (HALF, HALF_BELOW_SIGNED) if bits => {
+                self.scan_with::<T, KIND, HALF_BELOW_SIGNED, CHUNKS>(row, start, lanes)
+            }
+            (HALF, HALF_ABOVE) if bits => self.scan_with::<T, KIND, HALF_ABOVE, CHUNKS>(row, start, lanes),
             (HALF, HALF_ABOVE_SIGNED_OR_NAN) if bits => {
-                self.scan_with::<T, KIND, HALF_ABOVE_SIGNED_OR_NAN>(row, start, lanes)
+                self.scan_with::<T, KIND, HALF_ABOVE_SIGNED_OR_NAN, CHUNKS>(row, start, lanes)
             }
-            (HALF, HALF_BELOW_OR_NAN) if bits => self.scan_with::<T, KIND, HALF_BELOW_OR_NAN>(row, start, lanes),
-            (UNSIGNED, BELOW) if raw => self.scan_with::<T, KIND, BELOW>(row, start, lanes),
-            (UNSIGNED, ABOVE) if raw => self.scan_with::<T, KIND, ABOVE>(row, start, lanes),
-            (SIGNED, BELOW_SIGNED) if raw => self.scan_with::<T, KIND, BELOW_SIGNED>(row, start, lanes),
-            (SIGNED, ABOVE_SIGNED) if raw => self.scan_with::<T, KIND, ABOVE_SIGNED>(row, start, lanes),
-            _ => self.scan_with::<T, KIND, LESS>(row, start, lanes),
+            (HALF, HALF_BELOW_OR_NAN) if bits => {
+                self.scan_with::<T, KIND, HALF_BELOW_OR_NAN, CHUNKS>(row, start, lanes)
+            }
+            (UNSIGNED, BELOW) if raw => self.scan_with::<T, KIND, BELOW, CHUNKS>(row, start, lanes),
+            (UNSIGNED, ABOVE) if raw => self.scan_with::<T, KIND, ABOVE, CHUNKS>(row, start, lanes),
+            (SIGNED, BELOW_SIGNED) if raw => self.scan_with::<T, KIND, BELOW_SIGNED, CHUNKS>(row, start, lanes),
+            (SIGNED, ABOVE_SIGNED) if raw => self.scan_with::<T, KIND, ABOVE_SIGNED, CHUNKS>(row, start, lanes),
+            _ => self.scan_with::<T, KIND, LESS, CHUNKS>(row, start, lanes),
         }
     }
 
@@ -229,7 +256,7 @@ impl<V: Vector> Prepared<V> {
     // network paths of `tests/stack.rs` passed 512 KiB).
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn scan_with<T: Element, const KIND: u8, const TEST: u8>(
+    fn scan_with<T: Element, const KIND: u8, const TEST: u8, const CHUNKS: bool>(
         &self,
         row: &[T],
         mut start: usize,
@@ -243,50 +270,31 @@ impl<V: Vector> Prepared<V> {
         } else {
             0
         };
-        // 32- and 64-bit elements and f16 bits: two blocks a branch (32 x 128k f32 with K = 8: 0.26 to
-        // 0.18 ms; f16 with K = 1, 0.100 to 0.081; one block a branch left the loads too few in flight to
-        // reach the memory's speed). Narrower ones, whose loads widen or convert, lost 10-15% with it, and
-        // test one block a branch.
-        while KIND == HALF && V::HALF_LANES && start + 2 * block <= row.len() {
-            crate::vector::prefetch(row.as_ptr().wrapping_add(start + ahead));
-            // Whether any lane of the two blocks passes, from their registers folded lane-wise (see
-            // `half_any`); which ones is worked out only once one does, as for the masks below.
-            let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
-            let mut raw = [V::splat(0); UNROLL];
-            for (pair, raw) in raw.iter_mut().enumerate() {
-                // SAFETY: the pair's 2 · LANES elements end at start + 2 · block at the latest, inside
-                // `row` (checked just above), and T is f16 (2 bytes).
-                *raw = unsafe { V::load16(row.as_ptr().add(start + 2 * pair * V::LANES).cast()) };
-            }
-            if half_any(&raw, self.limit, self.negative_nan, test) {
-                let again = core::hint::black_box(start);
-                // SAFETY: `again` is `start`, checked above; T is f16 for HALF.
-                let bits = unsafe { self.half_bits::<T, TEST>(row, again) };
-                if bits != 0 {
-                    return (again, bits);
+        let unit = scan_unit::<V, T, KIND>();
+        if CHUNKS {
+            while start + CHUNK * unit <= row.len() {
+                let mut tested = 0;
+                // Eight units a pass, unrolled: a loop of 64 passes mispredicted its exit once a chunk.
+                for group in 0..CHUNK / 8 {
+                    for u in 8 * group..8 * group + 8 {
+                        let at = start + u * unit;
+                        crate::vector::prefetch(row.as_ptr().wrapping_add(at + ahead));
+                        // SAFETY: the unit ends at start + CHUNK · unit at the latest, inside `row`
+                        // (checked just above).
+                        tested |= u64::from(unsafe { self.unit_any::<T, KIND, TEST>(row, at, lanes) }) << u;
+                    }
                 }
-                // SAFETY: as above.
-                return (again + block, unsafe { self.half_bits::<T, TEST>(row, again + block) });
+                if tested != 0 {
+                    return (start, tested);
+                }
+                start += CHUNK * unit;
             }
-            start += 2 * block;
+            return (start, 0);
         }
-        while size_of::<T>() >= 4 && start + 2 * block <= row.len() {
+        while unit > block && start + unit <= row.len() {
             crate::vector::prefetch(row.as_ptr().wrapping_add(start + ahead));
-            let any = if KIND == NATIVE_FLOAT && V::FOLDS_FLOATS && (TEST == LESS || TEST == NOT_LESS_OR_EQUAL) {
-                // SAFETY: checked just above; T is f32 or f64 for NATIVE_FLOAT, as wide as the lanes.
-                unsafe { self.float_any::<T, TEST>(row, start) }
-            } else {
-                // SAFETY: checked just above.
-                let (a, b) = unsafe {
-                    (
-                        self.masks_with::<T, KIND, TEST>(row, start, lanes),
-                        self.masks_with::<T, KIND, TEST>(row, start + block, lanes),
-                    )
-                };
-                let none = V::lt(self.limit, self.limit);
-                V::any(a.iter().chain(&b).fold(none, |x, &y| V::or_mask(x, y)))
-            };
-            if any {
+            // SAFETY: checked just above.
+            if unsafe { self.unit_any::<T, KIND, TEST>(row, start, lanes) } {
                 // The two blocks tested again for their bits, rather than their eight masks kept across
                 // the branch: live together, they outnumbered the mask registers, and every pass of the
                 // loop spilled them to the stack and back (AVX-512 on Zen 4, 1M f32 with K = 100: 0.059
@@ -294,15 +302,16 @@ impl<V: Vector> Prepared<V> {
                 // 0.060 to 0.048). `black_box` keeps the compiler from reusing the masks above.
                 let again = core::hint::black_box(start);
                 // SAFETY: `again` is `start`, checked above.
-                let bits = unsafe { bits_of::<V>(&self.masks_with::<T, KIND, TEST>(row, again, lanes)) };
+                let bits = unsafe { self.passing_bits::<T, KIND, TEST>(row, again, lanes) };
                 if bits != 0 {
                     return (again, bits);
                 }
                 // SAFETY: as above.
-                let bits = unsafe { bits_of::<V>(&self.masks_with::<T, KIND, TEST>(row, again + block, lanes)) };
-                return (again + block, bits);
+                return (again + block, unsafe {
+                    self.passing_bits::<T, KIND, TEST>(row, again + block, lanes)
+                });
             }
-            start += 2 * block;
+            start += unit;
         }
         while start + block <= row.len() {
             // SAFETY: checked just above.
@@ -313,6 +322,65 @@ impl<V: Vector> Prepared<V> {
             start += block;
         }
         (start, 0)
+    }
+
+    /// Whether any lane of the [`scan_unit`] elements of `row` from `start` passes the test `TEST`:
+    /// f16 bits in 16-bit lanes folded lane-wise ([`half_any`]), f32/f64 folded where the vectors can
+    /// ([`float_any`](Self::float_any)), the masks of the unit's blocks or-ed otherwise.
+    ///
+    /// # Safety
+    /// `start + scan_unit::<V, T, KIND>() <= row.len()`.
+    #[inline(always)]
+    unsafe fn unit_any<T: Element, const KIND: u8, const TEST: u8>(
+        &self,
+        row: &[T],
+        start: usize,
+        lanes: &Lanes<V>,
+    ) -> bool {
+        let block = UNROLL * V::LANES;
+        let unit = scan_unit::<V, T, KIND>();
+        debug_assert!(start + unit <= row.len(), "{start} of {}", row.len());
+        if KIND == HALF && V::HALF_LANES {
+            let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
+            let mut raw = [V::splat(0); UNROLL];
+            for (pair, raw) in raw.iter_mut().enumerate() {
+                // SAFETY: the pair's 2 · LANES elements end at start + 2 · block = start + unit at the
+                // latest, inside `row` (the caller's precondition), and T is f16 (2 bytes).
+                *raw = unsafe { V::load16(row.as_ptr().add(start + 2 * pair * V::LANES).cast()) };
+            }
+            return half_any(&raw, self.limit, self.negative_nan, test);
+        }
+        if KIND == NATIVE_FLOAT && V::FOLDS_FLOATS && unit == 2 * block && (TEST == LESS || TEST == NOT_LESS_OR_EQUAL) {
+            // SAFETY: the caller's precondition; T is f32 or f64 for NATIVE_FLOAT, as wide as the lanes.
+            return unsafe { self.float_any::<T, TEST>(row, start) };
+        }
+        let mut any = V::lt(self.limit, self.limit);
+        for b in 0..unit / block {
+            // SAFETY: the block ends at start + unit at the latest (the caller's precondition).
+            let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start + b * block, lanes) };
+            any = masks.iter().fold(any, |a, &b| V::or_mask(a, b));
+        }
+        V::any(any)
+    }
+
+    /// The lanes of the block of `row` from `start` that pass the test `TEST`, as bits, for a block
+    /// known to have one ([`bits_with`](Self::bits_with) without its test for any).
+    ///
+    /// # Safety
+    /// `start + UNROLL · LANES <= row.len()`.
+    #[inline(always)]
+    unsafe fn passing_bits<T: Element, const KIND: u8, const TEST: u8>(
+        &self,
+        row: &[T],
+        start: usize,
+        lanes: &Lanes<V>,
+    ) -> u64 {
+        if KIND == HALF && V::HALF_LANES {
+            // SAFETY: the caller's precondition.
+            return unsafe { self.half_bits::<T, TEST>(row, start) };
+        }
+        // SAFETY: the caller's precondition.
+        bits_of::<V>(&unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) })
     }
 
     /// Whether any lane of the two blocks of `row` from `start` passes the float test `TEST` (`LESS` or
