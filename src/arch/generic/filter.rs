@@ -84,7 +84,7 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     let mut position = 0;
     let mut pushed = 0usize;
     let mut prepared = Prepared::<V>::none();
-    let chunked = V::SPECIALIZE && k >= CHUNKED_MIN_K && scan_unit::<V, T, KIND>() == block;
+    let chunked = V::SPECIALIZE && k >= CHUNKED_MIN_K && size_of::<T>() < 4;
     while position < n {
         let key = match limit(&candidates, cap) {
             // Filling the buffer: one element at a time, so that the vectors take over (at any alignment)
@@ -166,12 +166,12 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     Outcome::Done
 }
 
-/// K from which the filter scans in chunks, where the scan tests one block a branch (elements narrower
-/// than the lanes: their loads widen or convert, and the scan is bound by those, not by memory). Smaller
-/// K keeps a sorted pool whose threshold is exact from the K-th push on, and pushes too few for chunks
-/// to pay (32 x 128k f16 with K = 8 tied or lost 3%). Where two blocks are tested a branch (32- and
-/// 64-bit elements, read at the memory's speed), chunks lost: 32 x 128k f32 with K = 50, 0.54-0.55 to
-/// 0.63-0.84 ms on Zen 3.
+/// K from which the filter scans 8- and 16-bit elements in chunks: their scans are bound by their
+/// instructions (widening or converting loads, AVX-512's 16-bit compares), not by memory, and a restart
+/// wastes the most there. Smaller K keeps a sorted pool whose threshold is exact from the K-th push on,
+/// and pushes too few for chunks to pay (32 x 128k f16 with K = 8 tied or lost 3% on Zen 3). 32- and
+/// 64-bit elements, read at the memory's speed, lost with chunks: 32 x 128k f32 with K = 50, 0.54-0.55
+/// to 0.63-0.84 ms on Zen 3.
 const CHUNKED_MIN_K: usize = SMALL_K + 1;
 
 /// Offers the elements of `row` from `start` whose bits are set in `bits` (lane `i` is bit `i`), in
