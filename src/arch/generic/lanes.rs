@@ -302,13 +302,13 @@ impl<V: Vector> Prepared<V> {
                 // 0.060 to 0.048). `black_box` keeps the compiler from reusing the masks above.
                 let again = core::hint::black_box(start);
                 // SAFETY: `again` is `start`, checked above.
-                let bits = unsafe { self.passing_bits::<T, KIND, TEST>(row, again, lanes) };
+                let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, again, lanes) };
                 if bits != 0 {
                     return (again, bits);
                 }
                 // SAFETY: as above.
                 return (again + block, unsafe {
-                    self.passing_bits::<T, KIND, TEST>(row, again + block, lanes)
+                    self.bits_with::<T, KIND, TEST>(row, again + block, lanes)
                 });
             }
             start += unit;
@@ -361,26 +361,6 @@ impl<V: Vector> Prepared<V> {
             any = masks.iter().fold(any, |a, &b| V::or_mask(a, b));
         }
         V::any(any)
-    }
-
-    /// The lanes of the block of `row` from `start` that pass the test `TEST`, as bits, for a block
-    /// known to have one ([`bits_with`](Self::bits_with) without its test for any).
-    ///
-    /// # Safety
-    /// `start + UNROLL · LANES <= row.len()`.
-    #[inline(always)]
-    unsafe fn passing_bits<T: Element, const KIND: u8, const TEST: u8>(
-        &self,
-        row: &[T],
-        start: usize,
-        lanes: &Lanes<V>,
-    ) -> u64 {
-        if KIND == HALF && V::HALF_LANES {
-            // SAFETY: the caller's precondition.
-            return unsafe { self.half_bits::<T, TEST>(row, start) };
-        }
-        // SAFETY: the caller's precondition.
-        bits_of::<V>(&unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) })
     }
 
     /// Whether any lane of the two blocks of `row` from `start` passes the float test `TEST` (`LESS` or
