@@ -106,6 +106,9 @@ impl<V: Vector> Prepared<V> {
 
     /// The hot loop: the first whole block of `row` from `start` on with a lane that passes the limit, as
     /// its start and [`block_bits`](Self::block_bits); or the first start past the last whole block, and 0.
+    /// With `CHUNKS` (SIMD engines only): the first whole chunk of [`CHUNK`] units of [`scan_unit`]
+    /// elements from `start` on with a unit that passes, as its start and its units' tests (unit `u` is
+    /// bit `u`); or the first start past the last whole chunk, and 0.
     ///
     /// The float test is matched once, outside the loop (matched inside, it was a load and a branch per
     /// block, and the loop ran at 80% of the memory's speed on 1M f32 with K = 1).
