@@ -8,7 +8,7 @@ use crate::entry::Entry;
 use crate::vector::Vector;
 
 use super::filter::offer;
-use super::lanes::{FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys};
+use super::lanes::{BRAIN, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys};
 use super::network;
 
 /// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes;
@@ -195,7 +195,7 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
     let rounds = rounds.min(row.len() / (vectors * V::LANES));
     let lanes = Lanes::<V>::new(map, flip);
     let long = row.len() > PICK_MIN * UNROLL * V::LANES;
-    let converts = KIND == HALF && V::CONVERTS_HALF && long;
+    let converts = (KIND == HALF || KIND == BRAIN) && V::CONVERTS_HALF && long;
     if (KIND == NATIVE_FLOAT && long || converts) && V::SPECIALIZE {
         // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
         // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
@@ -207,8 +207,10 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
             pick::<V, T, KIND, true, N>(row, vectors, rounds)
         };
         for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
-            *minimum = if converts {
+            *minimum = if KIND == HALF {
                 keys::<V, HALF>(picked.to_half(), &lanes)
+            } else if KIND == BRAIN {
+                keys::<V, BRAIN>(picked.to_bf16(), &lanes)
             } else {
                 keys::<V, FLOAT>(picked, &lanes)
             };
@@ -246,6 +248,9 @@ unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
     if KIND == HALF {
         // SAFETY: the caller's precondition: LANES f16 from j · LANES.
         unsafe { V::load_half(row.as_ptr().add(j * V::LANES).cast()) }
+    } else if KIND == BRAIN {
+        // SAFETY: the caller's precondition: LANES bf16 from j · LANES.
+        unsafe { V::load_bf16(row.as_ptr().add(j * V::LANES).cast()) }
     } else {
         // SAFETY: the caller's precondition.
         unsafe { nth_vector::<V, T>(row, j) }

@@ -102,13 +102,14 @@ use core::mem::size_of;
 
 use crate::arch::scalar;
 use crate::candidates::{Candidates, Sorter};
+use crate::data_type::DataType;
 use crate::element::{Element, Sealed};
 use crate::entry::{Emit, Entry};
 use crate::sequence::Sequence;
 use crate::vector::{MAX_LANES, Vector};
 use bound::{PREFIX, minima_bound, pieces_bound, prefix_bound, sample_bound};
 use filter::{HALF_K, Outcome, Pool, pass};
-use lanes::{F16_INFINITY, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, from_bits, last_in_order_bits};
+use lanes::{BRAIN, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, from_bits, last_in_order_bits};
 use short::{COLLECT_BYTES, SHORT_CAP, collect_below, first_best};
 
 /// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
@@ -205,14 +206,17 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     } else {
         row
     };
-    // Every condition but f16's infinity is a constant once T and V are known: each engine compiles one
-    // or two kinds of filter per type, not all five (which took most of the fuzz and test builds' time).
+    // Every condition is a constant once T and V are known: each engine compiles one kind of filter per
+    // type, not all six (which took most of the fuzz and test builds' time).
     match <T as Sealed>::KEY_FORM {
         UNSIGNED => filter_row::<V, S, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
         SIGNED => filter_row::<V, S, T, E, SIGNED>(row, k, flip, &map, buffer, emit),
         _ if size_of::<T>() >= 4 => filter_row::<V, S, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
-        _ if size_of::<T>() == 2 && (V::HALF_LANES || V::CONVERTS_HALF) && map.infinity == F16_INFINITY => {
+        _ if T::DATA_TYPE == DataType::F16 && (V::HALF_LANES || V::CONVERTS_HALF) => {
             filter_row::<V, S, T, E, HALF>(row, k, flip, &map, buffer, emit)
+        }
+        _ if T::DATA_TYPE == DataType::Bf16 && V::CONVERTS_HALF => {
+            filter_row::<V, S, T, E, BRAIN>(row, k, flip, &map, buffer, emit)
         }
         _ => filter_row::<V, S, T, E, FLOAT>(row, k, flip, &map, buffer, emit),
     }

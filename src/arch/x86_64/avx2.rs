@@ -101,6 +101,16 @@ impl Vector for U32x8 {
         })
     }
     #[inline(always)]
+    unsafe fn load_bf16(ptr: *const u16) -> Self {
+        // SAFETY: AVX2 is present (module invariant); the caller guarantees 16 readable bytes.
+        U32x8(unsafe { _mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(_mm_loadu_si128(ptr.cast()))) })
+    }
+    #[inline(always)]
+    fn to_bf16(self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_srli_epi32::<16>(self.0) })
+    }
+    #[inline(always)]
     fn splat(value: u64) -> Self {
         // SAFETY: AVX2 is present (module invariant).
         U32x8(unsafe { _mm256_set1_epi32(value as u32 as i32) })

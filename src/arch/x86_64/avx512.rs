@@ -103,6 +103,16 @@ impl Vector for U32x16 {
             ))
         })
     }
+    #[inline(always)]
+    unsafe fn load_bf16(ptr: *const u16) -> Self {
+        // SAFETY: AVX-512F is present (module invariant); the caller guarantees 32 readable bytes.
+        U32x16(unsafe { _mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(_mm256_loadu_si256(ptr.cast()))) })
+    }
+    #[inline(always)]
+    fn to_bf16(self) -> Self {
+        // SAFETY: AVX-512F is present (module invariant).
+        U32x16(unsafe { _mm512_srli_epi32::<16>(self.0) })
+    }
     const HALF_LANES: bool = true;
     #[inline(always)]
     unsafe fn load16(ptr: *const u16) -> Self {
