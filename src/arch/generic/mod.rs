@@ -14,10 +14,12 @@
 //!   the block test is one IEEE compare per vector ([`float_limit`](lanes::float_limit)); f16's is one
 //!   or two integer compares of its raw bits where the ISA has 16-bit lanes (AVX-512BW:
 //!   [`half_limit`](lanes::half_limit), 32 a register), else an IEEE compare after converting to f32 on
-//!   load (F16C: [`Vector::load_half`]); 32- and 64-bit integers are compared raw, the key's xor moved
-//!   into the limit likewise (signed or unsigned, below or above it by the direction); the other
-//!   types' keys are computed exactly in the lanes (f16/bf16: sign → flip, -0 → +0, NaN → all ones;
-//!   8- and 16-bit signed: sign bit flipped) and compared unsigned.
+//!   load (F16C: [`Vector::load_half`]); bf16's an IEEE compare after widening to f32 on load (its bits
+//!   shifted up 16: [`Vector::load_bf16`]) where the ISA converts f16; 32- and 64-bit integers are
+//!   compared raw, the key's xor moved into the limit likewise (signed or unsigned, below or above it by
+//!   the direction); the other types' keys are computed exactly in the lanes (f16/bf16 on NEON and the
+//!   portable lanes: sign → flip, -0 → +0, NaN → all ones; 8- and 16-bit signed: sign bit flipped) and
+//!   compared unsigned.
 //!   Passing lanes are re-keyed by the scalar code, so the lane test may only ever pass too much, never
 //!   too little;
 //! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
