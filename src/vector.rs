@@ -22,8 +22,8 @@ pub(crate) trait Vector: Copy {
     /// `ptr` is valid for reading `LANES` elements of `T` (no alignment needed), and `T` is a plain
     /// integer or float type of 1, 2 or 4 bytes for 32-bit lanes, 8 bytes for 64-bit lanes.
     unsafe fn load<T>(ptr: *const T) -> Self;
-    /// Whether [`load_half`](Self::load_half) converts (and [`load_bf16`](Self::load_bf16) widens): 32-bit
-    /// lanes on an ISA with an f16 → f32 instruction (F16C, AVX-512F).
+    /// Whether [`load_half`](Self::load_half) converts: 32-bit lanes on an ISA with an f16 → f32
+    /// instruction (F16C, AVX-512F).
     const CONVERTS_HALF: bool = false;
     /// Loads `LANES` IEEE binary16 values, each converted to the bits of the f32 of the same value (exact:
     /// every f16 is an f32, NaN stays NaN). Called only where [`CONVERTS_HALF`](Self::CONVERTS_HALF); the
@@ -43,9 +43,12 @@ pub(crate) trait Vector: Copy {
     fn to_half(self) -> Self {
         self
     }
+    /// Whether [`load_bf16`](Self::load_bf16) widens: 32-bit lanes of the SIMD engines (a shift, no
+    /// conversion instruction needed).
+    const WIDENS_BF16: bool = false;
     /// Loads `LANES` bfloat16 values, each widened to the bits of the f32 of the same value (its bits
-    /// shifted up 16: exact, NaN stays NaN). Called only where [`CONVERTS_HALF`](Self::CONVERTS_HALF);
-    /// the default loads the raw bits.
+    /// shifted up 16: exact, NaN stays NaN). Called only where [`WIDENS_BF16`](Self::WIDENS_BF16); the
+    /// default loads the raw bits.
     ///
     /// # Safety
     /// `ptr` is valid for reading `LANES` `u16`s (no alignment needed).
@@ -55,7 +58,7 @@ pub(crate) trait Vector: Copy {
         unsafe { Self::load(ptr) }
     }
     /// The bfloat16 bits of f32 lanes that hold bf16 values ([`load_bf16`](Self::load_bf16) undone),
-    /// zero-extended. Called only where [`CONVERTS_HALF`](Self::CONVERTS_HALF); the default returns the
+    /// zero-extended. Called only where [`WIDENS_BF16`](Self::WIDENS_BF16); the default returns the
     /// lanes as they are.
     #[inline(always)]
     fn to_bf16(self) -> Self {

@@ -70,6 +70,17 @@ impl Vector for U32x4 {
             _ => U32x4(unsafe { vld1q_u32(ptr.cast()) }),
         }
     }
+    const WIDENS_BF16: bool = true;
+    #[inline(always)]
+    unsafe fn load_bf16(ptr: *const u16) -> Self {
+        // SAFETY: NEON is present (module invariant); the caller guarantees 8 readable bytes.
+        U32x4(unsafe { vshll_n_u16::<16>(vld1_u16(ptr)) })
+    }
+    #[inline(always)]
+    fn to_bf16(self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vshrq_n_u32::<16>(self.0) })
+    }
     #[inline(always)]
     fn splat(value: u64) -> Self {
         // SAFETY: NEON is present (module invariant).

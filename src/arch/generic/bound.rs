@@ -195,7 +195,7 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
     let rounds = rounds.min(row.len() / (vectors * V::LANES));
     let lanes = Lanes::<V>::new(map, flip);
     let long = row.len() > PICK_MIN * UNROLL * V::LANES;
-    let converts = (KIND == HALF || KIND == BRAIN) && V::CONVERTS_HALF && long;
+    let converts = (KIND == HALF && V::CONVERTS_HALF || KIND == BRAIN && V::WIDENS_BF16) && long;
     if (KIND == NATIVE_FLOAT && long || converts) && V::SPECIALIZE {
         // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
         // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
@@ -238,11 +238,12 @@ unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
     unsafe { V::load::<T>(row.as_ptr().add(j * V::LANES)) }
 }
 
-/// Vector `j` of `row` as floats: [`nth_vector`] of f32/f64, f16 converted to f32 (`HALF`).
+/// Vector `j` of `row` as floats: [`nth_vector`] of f32/f64, f16 converted to f32 (`HALF`), bf16
+/// widened to f32 (`BRAIN`).
 ///
 /// # Safety
 /// As [`nth_vector`]; `T` is f32 or f64 in lanes of its width, or f16 (`HALF`) where the vector
-/// [converts](Vector::CONVERTS_HALF) it.
+/// [converts](Vector::CONVERTS_HALF) it, or bf16 (`BRAIN`) where it [widens](Vector::WIDENS_BF16) it.
 #[inline(always)]
 unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
     if KIND == HALF {

@@ -56,10 +56,10 @@ pub(super) const NATIVE_FLOAT: u8 = 3;
 /// one more, not two.
 pub(super) const HALF: u8 = 4;
 
-/// bf16 on vectors that convert f16 ([`Vector::CONVERTS_HALF`]): widened to the f32 of the same value
-/// on load ([`Vector::load_bf16`]: its bits shifted up 16, exact) and compared like `NATIVE_FLOAT`
-/// against the bf16 limit value, widened too. Keyed in the lanes instead (`FLOAT`), the scan took nine
-/// operations a vector for the key: 32 x 128k with K = 50 on Zen 3 (AVX2), 1.04 ms against f16's 0.30.
+/// bf16 on the SIMD engines' 32-bit lanes ([`Vector::WIDENS_BF16`]): widened to the f32 of the same
+/// value on load ([`Vector::load_bf16`]: its bits shifted up 16, exact) and compared like
+/// `NATIVE_FLOAT` against the bf16 limit value, widened too. Keyed in the lanes instead (`FLOAT`, nine
+/// operations a vector), 32 x 128k with K = 50 took 1.19 ms on Zen 3 (AVX2), 0.44 so.
 pub(super) const BRAIN: u8 = 5;
 
 /// A key limit turned into what the block test compares lanes with.
@@ -482,7 +482,7 @@ impl<V: Vector> Prepared<V> {
             let raw = unsafe {
                 let ptr = row.as_ptr().add(start + u * V::LANES);
                 // HALF: T is f16 (2 bytes), and the vector converts it (16-bit lanes do not come here);
-                // BRAIN: T is bf16 (2 bytes), on the same vectors.
+                // BRAIN: T is bf16 (2 bytes), and the vector widens it.
                 if KIND == HALF {
                     V::load_half(ptr.cast())
                 } else if KIND == BRAIN {

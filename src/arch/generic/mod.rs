@@ -15,11 +15,11 @@
 //!   or two integer compares of its raw bits where the ISA has 16-bit lanes (AVX-512BW:
 //!   [`half_limit`](lanes::half_limit), 32 a register), else an IEEE compare after converting to f32 on
 //!   load (F16C: [`Vector::load_half`]); bf16's an IEEE compare after widening to f32 on load (its bits
-//!   shifted up 16: [`Vector::load_bf16`]) where the ISA converts f16; 32- and 64-bit integers are
+//!   shifted up 16: [`Vector::load_bf16`]) on AVX2, AVX-512 and NEON; 32- and 64-bit integers are
 //!   compared raw, the key's xor moved into the limit likewise (signed or unsigned, below or above it by
-//!   the direction); the other types' keys are computed exactly in the lanes (f16/bf16 on NEON and the
-//!   portable lanes: sign → flip, -0 → +0, NaN → all ones; 8- and 16-bit signed: sign bit flipped) and
-//!   compared unsigned.
+//!   the direction); the other types' keys are computed exactly in the lanes (f16 on NEON and both
+//!   16-bit floats on the portable lanes: sign → flip, -0 → +0, NaN → all ones; 8- and 16-bit signed:
+//!   sign bit flipped) and compared unsigned.
 //!   Passing lanes are re-keyed by the scalar code, so the lane test may only ever pass too much, never
 //!   too little;
 //! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
@@ -217,7 +217,7 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
         _ if T::DATA_TYPE == DataType::F16 && (V::HALF_LANES || V::CONVERTS_HALF) => {
             filter_row::<V, S, T, E, HALF>(row, k, flip, &map, buffer, emit)
         }
-        _ if T::DATA_TYPE == DataType::Bf16 && V::CONVERTS_HALF => {
+        _ if T::DATA_TYPE == DataType::Bf16 && V::WIDENS_BF16 => {
             filter_row::<V, S, T, E, BRAIN>(row, k, flip, &map, buffer, emit)
         }
         _ => filter_row::<V, S, T, E, FLOAT>(row, k, flip, &map, buffer, emit),

@@ -100,6 +100,7 @@ impl Vector for U32x8 {
             )))
         })
     }
+    const WIDENS_BF16: bool = true;
     #[inline(always)]
     unsafe fn load_bf16(ptr: *const u16) -> Self {
         // SAFETY: AVX2 is present (module invariant); the caller guarantees 16 readable bytes.

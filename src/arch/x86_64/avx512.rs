@@ -103,6 +103,7 @@ impl Vector for U32x16 {
             ))
         })
     }
+    const WIDENS_BF16: bool = true;
     #[inline(always)]
     unsafe fn load_bf16(ptr: *const u16) -> Self {
         // SAFETY: AVX-512F is present (module invariant); the caller guarantees 32 readable bytes.
