@@ -8,7 +8,7 @@ use crate::entry::Entry;
 use crate::vector::Vector;
 
 use super::filter::offer;
-use super::lanes::{BRAIN, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys};
+use super::lanes::{BRAIN, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys, load_as};
 use super::network;
 
 /// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes;
@@ -238,24 +238,16 @@ unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
     unsafe { V::load::<T>(row.as_ptr().add(j * V::LANES)) }
 }
 
-/// Vector `j` of `row` as floats: [`nth_vector`] of f32/f64, f16 converted to f32 (`HALF`), bf16
-/// widened to f32 (`BRAIN`).
+/// Vector `j` of `row` as floats: f32/f64 as they are, f16 converted to f32 (`HALF`), bf16 widened to
+/// f32 (`BRAIN`).
 ///
 /// # Safety
 /// As [`nth_vector`]; `T` is f32 or f64 in lanes of its width, or f16 (`HALF`) where the vector
 /// [converts](Vector::CONVERTS_HALF) it, or bf16 (`BRAIN`) where it [widens](Vector::WIDENS_BF16) it.
 #[inline(always)]
 unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
-    if KIND == HALF {
-        // SAFETY: the caller's precondition: LANES f16 from j · LANES.
-        unsafe { V::load_half(row.as_ptr().add(j * V::LANES).cast()) }
-    } else if KIND == BRAIN {
-        // SAFETY: the caller's precondition: LANES bf16 from j · LANES.
-        unsafe { V::load_bf16(row.as_ptr().add(j * V::LANES).cast()) }
-    } else {
-        // SAFETY: the caller's precondition.
-        unsafe { nth_vector::<V, T>(row, j) }
-    }
+    // SAFETY: the caller's precondition, which is `load_as`'s for these kinds.
+    unsafe { load_as::<V, T, KIND>(row.as_ptr().add(j * V::LANES)) }
 }
 
 /// For each of the `vectors · LANES` groups of [`group_minima`], a best element of the group by

@@ -479,18 +479,9 @@ impl<V: Vector> Prepared<V> {
         for (u, mask) in masks.iter_mut().enumerate() {
             // SAFETY: the u-th vector of the block ends at start + UNROLL · LANES at the latest, inside `row`
             // (the caller's precondition); T is one of the crate's element types, of the lane's width or less.
-            let raw = unsafe {
-                let ptr = row.as_ptr().add(start + u * V::LANES);
-                // HALF: T is f16 (2 bytes), and the vector converts it (16-bit lanes do not come here);
-                // BRAIN: T is bf16 (2 bytes), and the vector widens it.
-                if KIND == HALF {
-                    V::load_half(ptr.cast())
-                } else if KIND == BRAIN {
-                    V::load_bf16(ptr.cast())
-                } else {
-                    V::load(ptr)
-                }
-            };
+            // HALF and BRAIN come here with f16 and bf16 only, on vectors that widen them (16-bit lanes
+            // do not come here).
+            let raw = unsafe { load_as::<V, T, KIND>(row.as_ptr().add(start + u * V::LANES)) };
             *mask = match KIND {
                 NATIVE_FLOAT | HALF | BRAIN => match test {
                     LESS => raw.float_lt(limit),
@@ -860,6 +851,27 @@ impl<V: Vector> Lanes<V> {
             infinity: V::splat(map.infinity),
             negative_flip: V::splat(map.ones ^ flip),
         }
+    }
+}
+
+/// `LANES` elements of `T` from `ptr` as the filter kind `KIND` compares them: f16 converted to f32
+/// (`HALF`), bf16 widened to f32 (`BRAIN`), any other type zero-extended to a lane.
+///
+/// # Safety
+/// `LANES` elements of `T` from `ptr` are readable, and `T` is one of the crate's element types of the
+/// lane's width or less; with `HALF`, `T` is f16 and `V` [converts](Vector::CONVERTS_HALF) it; with
+/// `BRAIN`, `T` is bf16 and `V` [widens](Vector::WIDENS_BF16) it.
+#[inline(always)]
+pub(super) unsafe fn load_as<V: Vector, T, const KIND: u8>(ptr: *const T) -> V {
+    if KIND == HALF {
+        // SAFETY: the caller's precondition: LANES f16 from `ptr`, and V converts them.
+        unsafe { V::load_half(ptr.cast()) }
+    } else if KIND == BRAIN {
+        // SAFETY: the caller's precondition: LANES bf16 from `ptr`, and V widens them.
+        unsafe { V::load_bf16(ptr.cast()) }
+    } else {
+        // SAFETY: the caller's precondition.
+        unsafe { V::load(ptr) }
     }
 }
 
