@@ -41,6 +41,9 @@ export RUSTDOCFLAGS="-D warnings"
 # Cargo.toml keeps line tables in release builds for profiling; CI's release builds (aarch64 tests, the
 # example, benches) need none, and skip their cost.
 export CARGO_PROFILE_RELEASE_DEBUG=0
+# Nor do the tests' debug builds; and a clean clone gains nothing from incremental builds, which only
+# add their bookkeeping (the kernel crate's debug build: 144 s with both, 102 s without).
+export CARGO_PROFILE_DEV_DEBUG=0 CARGO_INCREMENTAL=0
 # The GPU tests run on lavapipe (Mesa's CPU Vulkan driver) and must find it: no silent skip.
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
 export VK_ICD_FILENAMES="${VK_ICD_FILENAMES:-$(ls /usr/share/vulkan/icd.d/lvp_icd.*.json | head -1)}"
@@ -64,14 +67,15 @@ step "tests with dispatch capped to each engine below AVX-512 (TOPK_MAX_ISA=avx2
 # The suite above runs every engine explicitly; these files also go through Backend::Auto (and the CLI),
 # which the cap turns into the AVX2 and then the portable engine. The binaries the step above built, run
 # directly: `cargo test --test ...` selects other targets, unifies features differently and rebuilds.
-mapfile -t capped_tests < <(cargo test --workspace --all-features --no-run --message-format=json | python3 -c '
+artifacts=$(cargo test --workspace --all-features --no-run --message-format=json)
+mapfile -t capped_tests < <(python3 -c '
 import json, sys
 wanted = {"accumulator", "cli", "directml", "edge_cases", "properties"}
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted \
             and m["target"]["kind"] == ["test"]:
-        print(m["executable"])')
+        print(m["executable"])' <<<"$artifacts")
 ((${#capped_tests[@]} == 5)) || { echo "expected 5 test binaries, found: ${capped_tests[*]}"; exit 1; }
 for cap in avx2 portable; do
     for binary in "${capped_tests[@]}"; do TOPK_MAX_ISA=$cap "$binary"; done
@@ -88,7 +92,17 @@ done
 cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --release --lib "${aarch64_tests[@]}" --features rayon
 
 step "C ABI: the C test program, and the static library for the firmware target"
-capi/tests/run_c_tests.sh
+# The static library the test step built (`run_c_tests.sh` alone builds one with default features:
+# the kernel crate compiled once more, 170 s).
+TOPK_CAPI_LIB=$(python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "topk_kernels_capi" \
+            and m["profile"]["test"] is False:
+        print(*[f for f in m["filenames"] if f.endswith(".a")])' <<<"$artifacts")
+[[ -f $TOPK_CAPI_LIB ]] || { echo "no static library of the C ABI among the test step's artifacts"; exit 1; }
+TOPK_CAPI_LIB=$TOPK_CAPI_LIB capi/tests/run_c_tests.sh
 cargo rustc -p topk-kernels-capi --no-default-features --target thumbv7em-none-eabihf --crate-type staticlib
 
 step "conformance of 'topk run' against ONNX's reference TopK"
@@ -104,7 +118,8 @@ step "GPU example on lavapipe: bench, and the same conformance suite against 'to
 # The binary the test step built: `cargo run -p topk-kernels-gpu` would unify features differently and
 # rebuild wgpu and the kernel crate, 110 s.
 target/debug/examples/topk_gpu bench --shape 4x4096 --k 16 --repeats 2
-.venv-conformance/bin/python tests/conformance.py target/debug/examples/topk_gpu
+# 200 cases (the host suite runs 400): each is a process that starts Vulkan on lavapipe, 0.25 s.
+.venv-conformance/bin/python tests/conformance.py target/debug/examples/topk_gpu --cases 200
 
 step "docs"
 cargo doc -p topk-kernels --no-deps --all-features
