@@ -42,7 +42,7 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
     targets=$(cd fuzz && cargo +nightly fuzz list)
     # The smoke run's build: the dev profile (unoptimised, debug assertions on), without
     # AddressSanitizer. cargo-fuzz's default (release, one codegen unit, ASan) took 8.5 minutes of the
-    # test command's 50 on 2 cores, this about 4. The library's unsafe code is what ASan would watch: miri
+    # test command's 50 on 2 cores, this 2.7. The library's unsafe code is what ASan would watch: miri
     # runs it below (strict provenance), its debug assertions restate the preconditions, and the
     # campaigns of FUZZING.md run the default build.
     fuzz_build=(--dev --sanitizer none)
