@@ -69,14 +69,19 @@ step "tests with dispatch capped to each engine below AVX-512 (TOPK_MAX_ISA=avx2
 # which the cap turns into the AVX2 and then the portable engine. The binaries the step above built, run
 # directly: `cargo test --test ...` selects other targets, unifies features differently and rebuilds.
 artifacts=$(cargo test --workspace --all-features --no-run --message-format=json)
-mapfile -t capped_tests < <(python3 -c '
+# artifacts_where CONDITION WHAT: prints WHAT for each compiler artifact m of the step where CONDITION
+# holds (both Python expressions over cargo's JSON message m).
+artifacts_where() {
+    python3 -c "
 import json, sys
-wanted = {"accumulator", "cli", "directml", "edge_cases", "properties"}
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted \
-            and m["target"]["kind"] == ["test"]:
-        print(m["executable"])' <<<"$artifacts")
+    if m.get('reason') == 'compiler-artifact' and ($1):
+        print($2)" <<<"$artifacts"
+}
+mapfile -t capped_tests < <(artifacts_where \
+    'm["target"]["kind"] == ["test"] and m["target"]["name"] in {"accumulator", "cli", "directml", "edge_cases", "properties"}' \
+    'm["executable"]')
 ((${#capped_tests[@]} == 5)) || { echo "expected 5 test binaries, found: ${capped_tests[*]}"; exit 1; }
 for cap in avx2 portable; do
     for binary in "${capped_tests[@]}"; do TOPK_MAX_ISA=$cap "$binary"; done
@@ -95,13 +100,8 @@ cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --release --lib "$
 step "C ABI: the C test program, and the static library for the firmware target"
 # The static library the test step built (`run_c_tests.sh` alone builds one with default features:
 # the kernel crate compiled once more, 170 s).
-TOPK_CAPI_LIB=$(python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "topk_kernels_capi" \
-            and m["profile"]["test"] is False:
-        print(*[f for f in m["filenames"] if f.endswith(".a")])' <<<"$artifacts")
+TOPK_CAPI_LIB=$(artifacts_where 'm["target"]["name"] == "topk_kernels_capi" and not m["profile"]["test"]' \
+    '*[f for f in m["filenames"] if f.endswith(".a")]')
 [[ -f $TOPK_CAPI_LIB ]] || { echo "no static library of the C ABI among the test step's artifacts"; exit 1; }
 TOPK_CAPI_LIB=$TOPK_CAPI_LIB capi/tests/run_c_tests.sh
 cargo rustc -p topk-kernels-capi --no-default-features --target thumbv7em-none-eabihf --crate-type staticlib
