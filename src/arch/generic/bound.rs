@@ -195,8 +195,10 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
     let rounds = rounds.min(row.len() / (vectors * V::LANES));
     let lanes = Lanes::<V>::new(map, flip);
     let long = row.len() > PICK_MIN * UNROLL * V::LANES;
-    let converts = (KIND == HALF && V::CONVERTS_HALF || KIND == BRAIN && V::WIDENS_BF16) && long;
-    if (KIND == NATIVE_FLOAT && long || converts) && V::SPECIALIZE {
+    if const {
+        V::SPECIALIZE && (KIND == NATIVE_FLOAT || KIND == HALF && V::CONVERTS_HALF || KIND == BRAIN && V::WIDENS_BF16)
+    } && long
+    {
         // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
         // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
         // copies of the loop took the firmware 4 KB over its flash budget). f16 the same, converted to

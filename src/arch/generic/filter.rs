@@ -84,7 +84,9 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     let mut position = 0;
     let mut pushed = 0usize;
     let mut prepared = Prepared::<V>::none();
-    let chunked = V::SPECIALIZE && k >= CHUNKED_MIN_K && size_of::<T>() < 4;
+    // Chunks where they can pay: 8- and 16-bit elements on SIMD engines (a constant: the chunked scan is
+    // compiled only there), with K large enough to push elements in bursts.
+    let chunked = k >= CHUNKED_MIN_K;
     while position < n {
         let key = match limit(&candidates, cap) {
             // Filling the buffer: one element at a time, so that the vectors take over (at any alignment)
@@ -117,7 +119,7 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
         // K = 50 push about 145 elements each, and those exits took a third of their time. A chunk
         // leaves its loop once, however many of its units pass.
         let unit = scan_unit::<V, T, KIND>();
-        if chunked && position + CHUNK * unit <= n {
+        if const { V::SPECIALIZE && size_of::<T>() < 4 } && chunked && position + CHUNK * unit <= n {
             let (chunk, mut tested) = prepared.scan::<T, KIND, true>(row, position, &lanes);
             if tested == 0 {
                 // Less than a chunk left: the blocks below take the rest.

@@ -128,31 +128,22 @@ impl<V: Vector> Prepared<V> {
         if !V::SPECIALIZE {
             return self.scan_generic::<T, KIND>(row, start, lanes);
         }
-        // Matched on the kind and the vector first: each compiles only the copies of the tests it can have.
-        let bits = KIND == HALF && V::HALF_LANES;
-        let raw = raw_integers::<V, T>();
-        match (KIND, self.test) {
-            (NATIVE_FLOAT | HALF | BRAIN, LESS_OR_EQUAL) if !bits => {
-                self.scan_with::<T, KIND, LESS_OR_EQUAL, CHUNKS>(row, start, lanes)
-            }
-            (NATIVE_FLOAT | HALF | BRAIN, NOT_LESS_OR_EQUAL) if !bits => {
-                self.scan_with::<T, KIND, NOT_LESS_OR_EQUAL, CHUNKS>(row, start, lanes)
-            }
-            (HALF, HALF_BELOW_SIGNED) if bits => {
-                self.scan_with::<T, KIND, HALF_BELOW_SIGNED, CHUNKS>(row, start, lanes)
-            }
-            (HALF, HALF_ABOVE) if bits => self.scan_with::<T, KIND, HALF_ABOVE, CHUNKS>(row, start, lanes),
-            (HALF, HALF_ABOVE_SIGNED_OR_NAN) if bits => {
-                self.scan_with::<T, KIND, HALF_ABOVE_SIGNED_OR_NAN, CHUNKS>(row, start, lanes)
-            }
-            (HALF, HALF_BELOW_OR_NAN) if bits => {
-                self.scan_with::<T, KIND, HALF_BELOW_OR_NAN, CHUNKS>(row, start, lanes)
-            }
-            (UNSIGNED, BELOW) if raw => self.scan_with::<T, KIND, BELOW, CHUNKS>(row, start, lanes),
-            (UNSIGNED, ABOVE) if raw => self.scan_with::<T, KIND, ABOVE, CHUNKS>(row, start, lanes),
-            (SIGNED, BELOW_SIGNED) if raw => self.scan_with::<T, KIND, BELOW_SIGNED, CHUNKS>(row, start, lanes),
-            (SIGNED, ABOVE_SIGNED) if raw => self.scan_with::<T, KIND, ABOVE_SIGNED, CHUNKS>(row, start, lanes),
-            _ => self.scan_with::<T, KIND, LESS, CHUNKS>(row, start, lanes),
+        // The family of tests is decided by the kind and the vector at compile time (`const`: each
+        // compiles only the copies of the tests it can have), the test within it at run time.
+        macro_rules! by_test {
+            ($($test:ident)*) => {
+                match self.test {
+                    $($test => self.scan_with::<T, KIND, $test, CHUNKS>(row, start, lanes),)*
+                    _ => self.scan_with::<T, KIND, LESS, CHUNKS>(row, start, lanes),
+                }
+            };
+        }
+        match const { test_family::<V, T, KIND>() } {
+            FLOAT_TESTS => by_test!(LESS_OR_EQUAL NOT_LESS_OR_EQUAL),
+            HALF_TESTS => by_test!(HALF_BELOW_SIGNED HALF_ABOVE HALF_ABOVE_SIGNED_OR_NAN HALF_BELOW_OR_NAN),
+            UNSIGNED_TESTS => by_test!(BELOW ABOVE),
+            SIGNED_TESTS => by_test!(BELOW_SIGNED ABOVE_SIGNED),
+            _ => by_test!(),
         }
     }
 
@@ -176,30 +167,21 @@ impl<V: Vector> Prepared<V> {
         if !V::COMPRESSES {
             return Some((0, 0));
         }
-        let bits = KIND == HALF && V::HALF_LANES;
-        let raw = raw_integers::<V, T>();
-        match (KIND, self.test) {
-            (UNSIGNED, BELOW) if raw => self.compress_blocks_with::<T, KIND, BELOW>(row, lanes, found),
-            (UNSIGNED, ABOVE) if raw => self.compress_blocks_with::<T, KIND, ABOVE>(row, lanes, found),
-            (SIGNED, BELOW_SIGNED) if raw => self.compress_blocks_with::<T, KIND, BELOW_SIGNED>(row, lanes, found),
-            (SIGNED, ABOVE_SIGNED) if raw => self.compress_blocks_with::<T, KIND, ABOVE_SIGNED>(row, lanes, found),
-            (HALF, HALF_BELOW_SIGNED) if bits => {
-                self.compress_blocks_with::<T, KIND, HALF_BELOW_SIGNED>(row, lanes, found)
-            }
-            (HALF, HALF_ABOVE) if bits => self.compress_blocks_with::<T, KIND, HALF_ABOVE>(row, lanes, found),
-            (HALF, HALF_ABOVE_SIGNED_OR_NAN) if bits => {
-                self.compress_blocks_with::<T, KIND, HALF_ABOVE_SIGNED_OR_NAN>(row, lanes, found)
-            }
-            (HALF, HALF_BELOW_OR_NAN) if bits => {
-                self.compress_blocks_with::<T, KIND, HALF_BELOW_OR_NAN>(row, lanes, found)
-            }
-            (NATIVE_FLOAT | HALF | BRAIN, LESS_OR_EQUAL) if !bits => {
-                self.compress_blocks_with::<T, KIND, LESS_OR_EQUAL>(row, lanes, found)
-            }
-            (NATIVE_FLOAT | HALF | BRAIN, NOT_LESS_OR_EQUAL) if !bits => {
-                self.compress_blocks_with::<T, KIND, NOT_LESS_OR_EQUAL>(row, lanes, found)
-            }
-            _ => self.compress_blocks_with::<T, KIND, LESS>(row, lanes, found),
+        // As in `scan`.
+        macro_rules! by_test {
+            ($($test:ident)*) => {
+                match self.test {
+                    $($test => self.compress_blocks_with::<T, KIND, $test>(row, lanes, found),)*
+                    _ => self.compress_blocks_with::<T, KIND, LESS>(row, lanes, found),
+                }
+            };
+        }
+        match const { test_family::<V, T, KIND>() } {
+            FLOAT_TESTS => by_test!(LESS_OR_EQUAL NOT_LESS_OR_EQUAL),
+            HALF_TESTS => by_test!(HALF_BELOW_SIGNED HALF_ABOVE HALF_ABOVE_SIGNED_OR_NAN HALF_BELOW_OR_NAN),
+            UNSIGNED_TESTS => by_test!(BELOW ABOVE),
+            SIGNED_TESTS => by_test!(BELOW_SIGNED ABOVE_SIGNED),
+            _ => by_test!(),
         }
     }
 
@@ -218,7 +200,7 @@ impl<V: Vector> Prepared<V> {
         let mut positions = V::iota();
         let step = V::splat(V::LANES as u64);
         while start + block <= row.len() {
-            if KIND == HALF && V::HALF_LANES {
+            if const { KIND == HALF && V::HALF_LANES } {
                 // SAFETY: checked just above; T is f16 for HALF.
                 let bits = unsafe { self.half_bits::<T, TEST>(row, start) };
                 for v in 0..UNROLL {
@@ -349,7 +331,7 @@ impl<V: Vector> Prepared<V> {
         let block = UNROLL * V::LANES;
         let unit = scan_unit::<V, T, KIND>();
         debug_assert!(start + unit <= row.len(), "{start} of {}", row.len());
-        if KIND == HALF && V::HALF_LANES {
+        if const { KIND == HALF && V::HALF_LANES } {
             let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
             let mut raw = [V::splat(0); UNROLL];
             for (pair, raw) in raw.iter_mut().enumerate() {
@@ -359,7 +341,9 @@ impl<V: Vector> Prepared<V> {
             }
             return half_any(&raw, self.limit, self.negative_nan, test);
         }
-        if KIND == NATIVE_FLOAT && V::FOLDS_FLOATS && unit == 2 * block && (TEST == LESS || TEST == NOT_LESS_OR_EQUAL) {
+        if const { KIND == NATIVE_FLOAT && V::FOLDS_FLOATS && (TEST == LESS || TEST == NOT_LESS_OR_EQUAL) }
+            && unit == 2 * block
+        {
             // SAFETY: the caller's precondition; T is f32 or f64 for NATIVE_FLOAT, as wide as the lanes.
             return unsafe { self.float_any::<T, TEST>(row, start) };
         }
@@ -426,7 +410,7 @@ impl<V: Vector> Prepared<V> {
         start: usize,
         lanes: &Lanes<V>,
     ) -> u64 {
-        if KIND == HALF && V::HALF_LANES {
+        if const { KIND == HALF && V::HALF_LANES } {
             // SAFETY: the caller's precondition.
             return unsafe { self.half_bits::<T, TEST>(row, start) };
         }
@@ -602,9 +586,29 @@ const AT_RUN_TIME: u8 = 11;
 /// 0.142 to 0.133, 32 x 128k i32 with K = 50 0.645 to 0.612; AVX2, 4096 x 256 i32 with K = 8: 0.734
 /// to 0.682.
 #[inline(always)]
-fn raw_integers<V: Vector, T: Element>() -> bool {
+const fn raw_integers<V: Vector, T: Element>() -> bool {
     V::SPECIALIZE && size_of::<T>() == size_of::<V>() / V::LANES
 }
+
+/// The tests [`Prepared::scan`] and [`Prepared::compress_blocks`] can meet for a kind on a vector, each
+/// family compiled only where it can occur; every kind also has `LESS` (the keys).
+const fn test_family<V: Vector, T: Element, const KIND: u8>() -> u8 {
+    match KIND {
+        HALF if V::HALF_LANES => HALF_TESTS,
+        NATIVE_FLOAT | HALF | BRAIN => FLOAT_TESTS,
+        UNSIGNED if raw_integers::<V, T>() => UNSIGNED_TESTS,
+        SIGNED if raw_integers::<V, T>() => SIGNED_TESTS,
+        _ => KEY_TESTS,
+    }
+}
+
+/// The families of [`test_family`]: floats compared as floats, f16 bits in 16-bit lanes, 32- and 64-bit
+/// integers compared raw, and keys only.
+const FLOAT_TESTS: u8 = 0;
+const HALF_TESTS: u8 = 1;
+const UNSIGNED_TESTS: u8 = 2;
+const SIGNED_TESTS: u8 = 3;
+const KEY_TESTS: u8 = 4;
 
 /// The lanes of `raw` (f16 bits in 16-bit lanes) that pass `test` against `limit` and `negative_nan`,
 /// as bits.

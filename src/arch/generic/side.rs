@@ -54,13 +54,18 @@ pub(crate) fn select_side<V32: Vector, V64: Vector, S: Sorter, T: Element>(
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
     let map = KeyMap::of::<T>();
-    match (size_of::<T>() == 8, <T as Sealed>::KEY_FORM) {
-        (true, UNSIGNED) => side_by_k::<V64, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
-        (true, SIGNED) => side_by_k::<V64, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
-        (true, _) => side_by_k::<V64, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
-        (false, UNSIGNED) => side_by_k::<V32, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
-        (false, SIGNED) => side_by_k::<V32, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
-        (false, _) => side_by_k::<V32, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
+    if const { size_of::<T>() == 8 } {
+        match <T as Sealed>::KEY_FORM {
+            UNSIGNED => side_by_k::<V64, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
+            SIGNED => side_by_k::<V64, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
+            _ => side_by_k::<V64, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
+        }
+    } else {
+        match <T as Sealed>::KEY_FORM {
+            UNSIGNED => side_by_k::<V32, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
+            SIGNED => side_by_k::<V32, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
+            _ => side_by_k::<V32, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
+        }
     }
 }
 
@@ -80,7 +85,7 @@ fn side_by_k<V: Vector, S: Sorter, T: Element, const KIND: u8>(
     if k <= SMALL_K {
         return side_filter::<V, T, KIND, SMALL_K>(side, k, flip, map, emit);
     }
-    if !crate::arch::SIMD_ENGINES {
+    if const { !crate::arch::SIMD_ENGINES } {
         return 0;
     }
     match buffer {
@@ -247,13 +252,12 @@ fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
     map: &KeyMap,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    if !crate::arch::SIMD_ENGINES || side.count() < 2 * V::LANES || side.len() < 8 * S {
+    if const { !crate::arch::SIMD_ENGINES } || side.count() < 2 * V::LANES || side.len() < 8 * S {
         return side_groups::<V, T, KIND, S, 1, KEYS>(side, k, flip, map, emit);
     }
-    let group_bytes = 2 * S * size_of::<V>();
-    if 16 * group_bytes <= STATE_BYTES {
+    if const { 16 * 2 * S * size_of::<V>() <= STATE_BYTES } {
         side_tests::<V, T, KIND, S, 16>(side, k, flip, map, emit)
-    } else if 8 * group_bytes <= STATE_BYTES {
+    } else if const { 8 * 2 * S * size_of::<V>() <= STATE_BYTES } {
         side_tests::<V, T, KIND, S, 8>(side, k, flip, map, emit)
     } else {
         side_tests::<V, T, KIND, S, 4>(side, k, flip, map, emit)
@@ -270,10 +274,12 @@ fn side_tests<V: Vector, T: Element, const KIND: u8, const S: usize, const G: us
     map: &KeyMap,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    match (KIND == FLOAT && size_of::<T>() >= 4, flip) {
-        (true, 0) => side_groups::<V, T, KIND, S, G, FLOAT_AT_MOST>(side, k, flip, map, emit),
-        (true, _) => side_groups::<V, T, KIND, S, G, FLOAT_ABOVE>(side, k, flip, map, emit),
-        _ => side_groups::<V, T, KIND, S, G, KEYS>(side, k, flip, map, emit),
+    if const { KIND != FLOAT || size_of::<T>() < 4 } {
+        side_groups::<V, T, KIND, S, G, KEYS>(side, k, flip, map, emit)
+    } else if flip == 0 {
+        side_groups::<V, T, KIND, S, G, FLOAT_AT_MOST>(side, k, flip, map, emit)
+    } else {
+        side_groups::<V, T, KIND, S, G, FLOAT_ABOVE>(side, k, flip, map, emit)
     }
 }
 
