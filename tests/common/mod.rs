@@ -375,6 +375,15 @@ pub struct Expected {
     pub indices: Vec<i128>,
 }
 
+/// `(key, position)` pairs in the order of `direction`, ties by position. Not generic: a sort written in
+/// `oracle` was compiled once per type and rank, a quarter of the property tests' build.
+fn sort_in_order(pairs: &mut [(u64, usize)], direction: Direction) {
+    match direction {
+        Direction::Increasing => pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1))),
+        Direction::Decreasing => pairs.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1))),
+    }
+}
+
 /// SPEC.md §1 by sorting each sequence with a comparison of keys written per direction, independent of
 /// the kernels' flip trick and of `naive`'s scan.
 pub fn oracle<T: Value, const D: usize>(
@@ -409,10 +418,7 @@ pub fn oracle<T: Value, const D: usize>(
             at[axis] = p;
             sorted.push((input.data()[address(&strided, &at)].key().widen(), p));
         }
-        match direction {
-            Direction::Increasing => sorted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1))),
-            Direction::Decreasing => sorted.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1))),
-        }
+        sort_in_order(&mut sorted, direction);
         // Coordinates along the axis are consecutive in row-major order `stride` apart.
         let stride: usize = out_sizes[axis + 1..].iter().product();
         for (j, &(_, p)) in sorted[..k].iter().enumerate() {
