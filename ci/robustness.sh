@@ -42,7 +42,7 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
     targets=$(cd fuzz && cargo +nightly fuzz list)
     # The smoke run's build: the dev profile (unoptimised, debug assertions on), without
     # AddressSanitizer. cargo-fuzz's default (release, one codegen unit, ASan) took 8.5 minutes of the
-    # test command's 50 on 2 cores, this 2.7. The library's unsafe code is what ASan would watch: miri
+    # test command's 50 on 2 cores, this 1.1. The library's unsafe code is what ASan would watch: miri
     # runs it below (strict provenance), its debug assertions restate the preconditions, and the
     # campaigns of FUZZING.md run the default build.
     fuzz_build=(--dev --sanitizer none)
@@ -94,7 +94,7 @@ if [ "${SKIP_MIRI:-0}" != 1 ]; then
     # under cfg!(miri): 342 s in all by libtest's clock (miri's virtual one) on 2026-11-28. Miri
     # interprets on one core, so the tests run as two processes side by side after one build, split
     # about evenly: the partition tests and the network's sorts (about half), and the rest. The step
-    # took 7.6 minutes of wall time then, build included.
+    # takes 7.3 minutes of wall time, build included.
     export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
     miri_test() { cargo +nightly miri test --lib -p topk-kernels -q -- --skip float_keys_follow_the_spec_order "$@"; }
     miri_test --list >/dev/null
