@@ -75,6 +75,22 @@ pub(super) struct Prepared<V> {
     test: u8,
 }
 
+/// Inside [`Prepared::scan`] and [`Prepared::compress_blocks`]: `$by_test!(TESTS..)` (the caller's
+/// macro, which runs the test of `self.test` among `TESTS`, or `LESS`) with the family of tests that the
+/// kind and the vector decide at compile time (`const`: each compiles only the copies of the tests it
+/// can have).
+macro_rules! by_family {
+    ($by_test:ident) => {
+        match const { test_family::<V, T, KIND>() } {
+            FLOAT_TESTS => $by_test!(LESS_OR_EQUAL NOT_LESS_OR_EQUAL),
+            HALF_TESTS => $by_test!(HALF_BELOW_SIGNED HALF_ABOVE HALF_ABOVE_SIGNED_OR_NAN HALF_BELOW_OR_NAN),
+            UNSIGNED_TESTS => $by_test!(BELOW ABOVE),
+            SIGNED_TESTS => $by_test!(BELOW_SIGNED ABOVE_SIGNED),
+            _ => $by_test!(),
+        }
+    };
+}
+
 impl<V: Vector> Prepared<V> {
     /// The lanes of the `UNROLL` vectors of `row` from `start` that pass the limit, as bits (lane `i`
     /// of vector `u` is bit `u · LANES + i`); tested with one `any` before the bits are gathered.
@@ -128,8 +144,7 @@ impl<V: Vector> Prepared<V> {
         if !V::SPECIALIZE {
             return self.scan_generic::<T, KIND>(row, start, lanes);
         }
-        // The family of tests is decided by the kind and the vector at compile time (`const`: each
-        // compiles only the copies of the tests it can have), the test within it at run time.
+        // The family by the kind and the vector (`by_family`), the test within it at run time.
         macro_rules! by_test {
             ($($test:ident)*) => {
                 match self.test {
@@ -138,13 +153,7 @@ impl<V: Vector> Prepared<V> {
                 }
             };
         }
-        match const { test_family::<V, T, KIND>() } {
-            FLOAT_TESTS => by_test!(LESS_OR_EQUAL NOT_LESS_OR_EQUAL),
-            HALF_TESTS => by_test!(HALF_BELOW_SIGNED HALF_ABOVE HALF_ABOVE_SIGNED_OR_NAN HALF_BELOW_OR_NAN),
-            UNSIGNED_TESTS => by_test!(BELOW ABOVE),
-            SIGNED_TESTS => by_test!(BELOW_SIGNED ABOVE_SIGNED),
-            _ => by_test!(),
-        }
+        by_family!(by_test)
     }
 
     /// The positions of the lanes that pass the limit in `row`'s whole blocks, compressed into `found`
@@ -176,13 +185,7 @@ impl<V: Vector> Prepared<V> {
                 }
             };
         }
-        match const { test_family::<V, T, KIND>() } {
-            FLOAT_TESTS => by_test!(LESS_OR_EQUAL NOT_LESS_OR_EQUAL),
-            HALF_TESTS => by_test!(HALF_BELOW_SIGNED HALF_ABOVE HALF_ABOVE_SIGNED_OR_NAN HALF_BELOW_OR_NAN),
-            UNSIGNED_TESTS => by_test!(BELOW ABOVE),
-            SIGNED_TESTS => by_test!(BELOW_SIGNED ABOVE_SIGNED),
-            _ => by_test!(),
-        }
+        by_family!(by_test)
     }
 
     // Out of line in unoptimised builds, as `scan_with`.

@@ -53,19 +53,27 @@ pub(crate) fn select_side<V32: Vector, V64: Vector, S: Sorter, T: Element>(
     buffer: Buffer<'_>,
     emit: &mut dyn FnMut(usize, usize, usize),
 ) -> usize {
-    let map = KeyMap::of::<T>();
     if const { size_of::<T>() == 8 } {
-        match <T as Sealed>::KEY_FORM {
-            UNSIGNED => side_by_k::<V64, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
-            SIGNED => side_by_k::<V64, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
-            _ => side_by_k::<V64, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
-        }
+        side_by_kind::<V64, S, T>(side, k, flip, buffer, emit)
     } else {
-        match <T as Sealed>::KEY_FORM {
-            UNSIGNED => side_by_k::<V32, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
-            SIGNED => side_by_k::<V32, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
-            _ => side_by_k::<V32, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
-        }
+        side_by_kind::<V32, S, T>(side, k, flip, buffer, emit)
+    }
+}
+
+/// [`side_by_k`] for `T`'s key kind.
+#[inline(always)]
+fn side_by_kind<V: Vector, S: Sorter, T: Element>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    buffer: Buffer<'_>,
+    emit: &mut dyn FnMut(usize, usize, usize),
+) -> usize {
+    let map = KeyMap::of::<T>();
+    match <T as Sealed>::KEY_FORM {
+        UNSIGNED => side_by_k::<V, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
+        SIGNED => side_by_k::<V, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
+        _ => side_by_k::<V, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
     }
 }
 
