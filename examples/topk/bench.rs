@@ -147,7 +147,7 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
         let mut scratch = filled(plan.scratch_len(), 0u64)?;
         plan.run_sequences(0..sequences, case.backend, &mut scratch)
             .map_err(library)?; // warm-up
-        median(case.reps, || {
+        median(case.reps, &mut || {
             plan.run_sequences(0..sequences, case.backend, black_box(&mut scratch))
                 .map_err(library)
         })?
@@ -190,7 +190,7 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
     } else {
         let mut out = filled(outer * inner, data[0].raw())?;
         streaming_fold(&data, len, inner, &mut out); // warm-up
-        median(case.reps, || {
+        median(case.reps, &mut || {
             streaming_fold(black_box(&data), len, inner, &mut out);
             black_box(&out);
             Ok(())
@@ -227,7 +227,8 @@ fn threaded<T: Sample, I: IndexSample>(
     // Timed from inside the pool, as a runtime whose executor is the pool calls the kernel: each call
     // pays for waking the other threads, not also for handing the work over to the pool and waking the
     // caller back afterwards (`install` from outside the pool).
-    pool.install(|| {
+    // Through a trait object: rayon's `install` compiled once, not for each element and index type.
+    let mut timed = || {
         let mut once = || {
             let mut run = || {
                 topk_kernels::parallel::topk(
@@ -242,8 +243,15 @@ fn threaded<T: Sample, I: IndexSample>(
             run().map_err(|e| e.to_string())
         };
         once()?; // warm-up
-        median(case.reps, once)
-    })
+        median(case.reps, &mut once)
+    };
+    in_pool(&pool, &mut timed)
+}
+
+/// `work` on `pool`'s threads.
+#[cfg(feature = "rayon")]
+fn in_pool(pool: &rayon::ThreadPool, work: &mut (dyn FnMut() -> Result<f64, String> + Send)) -> Result<f64, String> {
+    pool.install(work)
 }
 
 #[cfg(not(feature = "rayon"))]
@@ -262,7 +270,7 @@ fn threaded<T: Sample, I: IndexSample>(
 }
 
 /// The median wall time of `reps` calls of `f`, in seconds.
-fn median(reps: usize, mut f: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+fn median(reps: usize, f: &mut dyn FnMut() -> Result<(), String>) -> Result<f64, String> {
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let start = Instant::now();
