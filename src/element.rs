@@ -66,6 +66,29 @@ mod sealed {
             buffer: Buffer<'_>,
             emit: &mut dyn FnMut(usize, usize, usize),
         ) -> usize;
+
+        /// `Plan::run_sequences` for this type, writing 32-bit index words: the walk over sequences
+        /// and its writes, compiled here too (where SIMD engines are; see `plan::Word`).
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        fn run_narrow(
+            plan: &mut crate::plan::Plan<'_, Self, u32>,
+            range: core::ops::Range<usize>,
+            backend: crate::backend::Backend,
+            scratch: &mut [u64],
+        ) -> Result<(), crate::error::Error>
+        where
+            Self: super::Element;
+
+        /// The same, writing 64-bit index words.
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        fn run_wide(
+            plan: &mut crate::plan::Plan<'_, Self, u64>,
+            range: core::ops::Range<usize>,
+            backend: crate::backend::Backend,
+            scratch: &mut [u64],
+        ) -> Result<(), crate::error::Error>
+        where
+            Self: super::Element;
     }
 }
 

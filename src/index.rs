@@ -3,10 +3,13 @@
 use crate::data_type::IndexType;
 
 mod sealed {
+    // `plan::Word` is crate-private, and so is this bound in effect: the trait cannot be named outside
+    // the crate.
+    #[allow(private_bounds)]
     pub trait Sealed {
         /// The unsigned index type of this type's width, which the plan writes positions as: a position
         /// has the same bits in both once it fits this type (which the plan checks).
-        type Word: super::Index;
+        type Word: crate::plan::Word;
     }
 }
 

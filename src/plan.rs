@@ -23,6 +23,55 @@ use crate::topk::{scratch_len, scratch_len_for, side_dimension, side_pools};
 use crate::vector::MAX_LANES;
 use crate::view::{self, MAX_RANK, View, ViewMut};
 
+/// An index word a plan writes positions as (`u32`, `u64`; see [`Index`]'s `Word`).
+///
+/// [`Engines`]: crate::element::Engines
+pub(crate) trait Word: Index {
+    /// Runs `plan` by the walk compiled in this crate for `T` and this word ([`Engines`]): a caller
+    /// in another crate (a test binary, the C ABI, a runtime) calls it, where the generic walk would be
+    /// compiled again there, 24 copies in a crate that tries every type (a third of the command-line
+    /// example's debug LLVM IR). Not on targets without SIMD engines (firmware): there the caller's
+    /// crate compiles the walk, inlined with its requests' constants (axis, sizes), and the paths they
+    /// rule out stay out of the flash (15.5 KB of a 32 KiB budget). A copy in this crate would be the
+    /// one the caller links (release builds share generic copies at opt-level "s"), out of line.
+    fn run<T: Element>(
+        plan: &mut Plan<'_, T, Self>,
+        range: Range<usize>,
+        backend: Backend,
+        scratch: &mut [u64],
+    ) -> Result<(), Error>;
+}
+
+impl Word for u32 {
+    #[inline(always)]
+    fn run<T: Element>(
+        plan: &mut Plan<'_, T, Self>,
+        range: Range<usize>,
+        backend: Backend,
+        scratch: &mut [u64],
+    ) -> Result<(), Error> {
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        return T::run_narrow(plan, range, backend, scratch);
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        return plan.run_sequences_here(range, backend, scratch);
+    }
+}
+
+impl Word for u64 {
+    #[inline(always)]
+    fn run<T: Element>(
+        plan: &mut Plan<'_, T, Self>,
+        range: Range<usize>,
+        backend: Backend,
+        scratch: &mut [u64],
+    ) -> Result<(), Error> {
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        return T::run_wide(plan, range, backend, scratch);
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        return plan.run_sequences_here(range, backend, scratch);
+    }
+}
+
 /// The innermost dimension of a padded layout.
 const INNER: usize = MAX_RANK - 1;
 
@@ -42,6 +91,19 @@ pub(crate) struct Plan<'a, T: Element, W: Index> {
 // sequences; plans made by `split_at` cover disjoint sequences, and a validated output view maps distinct
 // coordinates to distinct elements, so two plans on two threads never touch the same element.
 unsafe impl<T: Element, W: Index> Send for Plan<'_, T, W> {}
+
+impl<T: Element, W: Word> Plan<'_, T, W> {
+    /// Runs `range` by the walk compiled in this crate for `T` and `W` ([`Word::run`]).
+    #[inline(always)]
+    pub(crate) fn run_sequences(
+        &mut self,
+        range: Range<usize>,
+        backend: Backend,
+        scratch: &mut [u64],
+    ) -> Result<(), Error> {
+        W::run(self, range, backend, scratch)
+    }
+}
 
 impl<'a, T: Element, W: Index> Plan<'a, T, W> {
     /// The plan of a request [`crate::check_request`] accepted, `len` long along `axis`.
@@ -120,7 +182,10 @@ impl<'a, T: Element, W: Index> Plan<'a, T, W> {
         Ok((low, high))
     }
 
-    pub(crate) fn run_sequences(
+    /// [`run_sequences`](Self::run_sequences)' code, compiled where it is called: by
+    /// `engines_compiled_here!` (`arch`), once for each value type and word; on targets without SIMD
+    /// engines, by [`Word::run`] in the caller's crate.
+    pub(crate) fn run_sequences_here(
         &mut self,
         range: Range<usize>,
         backend: Backend,

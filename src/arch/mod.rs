@@ -248,7 +248,8 @@ impl Engine {
     }
 }
 
-/// Implements [`Engines`] for each type: `Engine`'s dispatch, instantiated here and nowhere else.
+/// Implements [`Engines`] for each type: `Engine`'s dispatch and (where SIMD engines are) the plan's
+/// walk, instantiated here and nowhere else.
 macro_rules! engines_compiled_here {
     ($($t:ty),*) => {$(
         #[allow(private_interfaces)] // as on `Engines`
@@ -284,6 +285,26 @@ macro_rules! engines_compiled_here {
                 emit: &mut dyn FnMut(usize, usize, usize),
             ) -> usize {
                 engine.select_side_here(side, k, flip, buffer, emit)
+            }
+
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            fn run_narrow(
+                plan: &mut crate::plan::Plan<'_, $t, u32>,
+                range: core::ops::Range<usize>,
+                backend: crate::backend::Backend,
+                scratch: &mut [u64],
+            ) -> Result<(), crate::error::Error> {
+                plan.run_sequences_here(range, backend, scratch)
+            }
+
+            #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+            fn run_wide(
+                plan: &mut crate::plan::Plan<'_, $t, u64>,
+                range: core::ops::Range<usize>,
+                backend: crate::backend::Backend,
+                scratch: &mut [u64],
+            ) -> Result<(), crate::error::Error> {
+                plan.run_sequences_here(range, backend, scratch)
             }
         }
     )*};
