@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Conformance of `topk run` with the ONNX reference implementation of TopK, bit for bit.
 
-Usage: conformance.py CLI [--cases 400] [--seed 1]
+Usage: conformance.py CLI [--cases 400] [--seed 1] [--jobs N]
   CLI: the built example, e.g. target/release/examples/topk
+  --jobs: cases run side by side (default: the CPU count); the cases are drawn first, in order, so a
+          seed names the same cases whatever the count
 Needs: numpy and onnx (pip install numpy onnx).
 
 Random cases cover every .npy dtype, ranks 1-8, every axis (negative too), K from 0 to n, both
@@ -19,6 +21,7 @@ Then bad requests, each expecting exit status 2, exactly one line on stderr, and
 The last line is `N passed, M failed`; the exit status is 1 when anything failed.
 """
 import argparse
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -154,8 +157,7 @@ class Runner:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         return p, values, indices
 
-    def conformance(self, case, rng):
-        x = random_input(rng, case["dtype"], case["shape"])
+    def conformance(self, case, x):
         if case["fortran"]:
             x = np.asfortranarray(x)
         path = os.path.join(self.dir, "x.npy")
@@ -278,13 +280,33 @@ def main():
     ap.add_argument("cli")
     ap.add_argument("--cases", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
+    cases = []
+    for _ in range(a.cases):
+        case = random_case(rng)
+        cases.append((case, random_input(rng, case["dtype"], case["shape"])))
+    jobs = max(1, a.jobs)
     with tempfile.TemporaryDirectory() as d:
-        r = Runner(os.path.abspath(a.cli), d)
-        for _ in range(a.cases):
-            r.conformance(random_case(rng), rng)
+        # One runner (and folder) per job, each taking every jobs-th case: most of a case's time is the
+        # CLI's process (a GPU example's starts Vulkan, 0.25 s), which runs outside the GIL.
+        runners = [Runner(os.path.abspath(a.cli), os.path.join(d, str(j))) for j in range(jobs)]
+        for runner in runners:
+            os.mkdir(runner.dir)
+
+        def run_share(j):
+            for case, x in cases[j::jobs]:
+                runners[j].conformance(case, x)
+
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            for done in [pool.submit(run_share, j) for j in range(jobs)]:
+                done.result()
+        r = runners[0]
         bad_requests(r)
+        for other in runners[1:]:
+            r.passed, r.failed = r.passed + other.passed, r.failed + other.failed
+            r.onnx_deviations += other.onnx_deviations
     if r.onnx_deviations:
         print(f"note: the ONNX reference differed from SPEC.md on {r.onnx_deviations} cases")
     print(f"{r.passed} passed, {r.failed} failed")
