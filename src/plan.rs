@@ -2,8 +2,8 @@
 //! dimensions of size 1, as [`Layout::padded`] does) and the index type reduced to the `u32` or `u64`
 //! word it is written as. [`TopK`] is generic over the index type and the rank for its callers; this is
 //! not, so the walk over sequences, the tiles and the side-by-side runs are compiled once per value
-//! type and word: 24 copies where a test that tries every type, index type and rank had 384. The methods
-//! [`TopK`] forwards to are documented there.
+//! type and word: 24 copies where a test that tries every type, index type and rank had 384, and those
+//! in this crate ([`Word::run`]). The methods [`TopK`] forwards to are documented there.
 //!
 //! [`TopK`]: crate::TopK
 //! [`Layout::padded`]: crate::Layout::padded
@@ -24,8 +24,6 @@ use crate::vector::MAX_LANES;
 use crate::view::{self, MAX_RANK, View, ViewMut};
 
 /// An index word a plan writes positions as (`u32`, `u64`; see [`Index`]'s `Word`).
-///
-/// [`Engines`]: crate::element::Engines
 pub(crate) trait Word: Index {
     /// Runs `plan` by the walk compiled in this crate for `T` and this word ([`Engines`]): a caller
     /// in another crate (a test binary, the C ABI, a runtime) calls it, where the generic walk would be
@@ -34,6 +32,8 @@ pub(crate) trait Word: Index {
     /// crate compiles the walk, inlined with its requests' constants (axis, sizes), and the paths they
     /// rule out stay out of the flash (15.5 KB of a 32 KiB budget). A copy in this crate would be the
     /// one the caller links (release builds share generic copies at opt-level "s"), out of line.
+    ///
+    /// [`Engines`]: crate::element::Engines
     fn run<T: Element>(
         plan: &mut Plan<'_, T, Self>,
         range: Range<usize>,
