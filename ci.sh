@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every check of the workspace.
-# Usage: ./ci.sh            (everything, from a clean clone on 2 cores: 1898 s on 2026-11-28,
-#                           cargo-fuzz already installed; the host tests take 7 minutes, build
-#                           included, the aarch64 release build and its qemu run 6.1, the release build of
-#                           the example 3.7, the fuzz build 1.1, miri 7.3)
+# Usage: ./ci.sh            (everything, from a clean clone on 2 cores: 1365 s on 2026-11-29,
+#                           cargo-fuzz already installed; the host tests take 4.9 minutes, build
+#                           included, the aarch64 release build and its qemu run 3.1, the release build of
+#                           the example 3.1, the fuzz build 0.8, miri 5.2)
 #        ./ci.sh --quick    (skips the fuzz smoke run and miri)
 # Knobs: FUZZ_SECONDS (per fuzz target, default 30), QUICKCHECK_TESTS, TOPK_SEED (see tests/common).
 set -euo pipefail

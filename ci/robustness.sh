@@ -94,7 +94,8 @@ if [ "${SKIP_MIRI:-0}" != 1 ]; then
     # under cfg!(miri): 342 s in all by libtest's clock (miri's virtual one) on 2026-11-28. Miri
     # interprets on one core, so the tests run as two processes side by side after one build, split
     # about evenly: the partition tests and the network's sorts (about half), and the rest. The step
-    # takes 7.3 minutes of wall time, build included.
+    # takes 5-6 minutes of wall time, build included (an attempt to run it beside the no_std builds
+    # below took 49 s longer than one after the other: a third process on two cores).
     export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
     miri_test() { cargo +nightly miri test --lib -p topk-kernels -q -- --skip float_keys_follow_the_spec_order "$@"; }
     miri_test --list >/dev/null
