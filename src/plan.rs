@@ -42,35 +42,26 @@ pub(crate) trait Word: Index {
     ) -> Result<(), Error>;
 }
 
-impl Word for u32 {
-    #[inline(always)]
-    fn run<T: Element>(
-        plan: &mut Plan<'_, T, Self>,
-        range: Range<usize>,
-        backend: Backend,
-        scratch: &mut [u64],
-    ) -> Result<(), Error> {
-        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-        return T::run_narrow(plan, range, backend, scratch);
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        return plan.run_sequences_here(range, backend, scratch);
-    }
+/// `Word` for each index word, by the `Engines` method that runs its plans.
+macro_rules! words {
+    ($($word:ty => $run:ident),*) => {$(
+        impl Word for $word {
+            #[inline(always)]
+            fn run<T: Element>(
+                plan: &mut Plan<'_, T, Self>,
+                range: Range<usize>,
+                backend: Backend,
+                scratch: &mut [u64],
+            ) -> Result<(), Error> {
+                #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+                return T::$run(plan, range, backend, scratch);
+                #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+                return plan.run_sequences_here(range, backend, scratch);
+            }
+        }
+    )*};
 }
-
-impl Word for u64 {
-    #[inline(always)]
-    fn run<T: Element>(
-        plan: &mut Plan<'_, T, Self>,
-        range: Range<usize>,
-        backend: Backend,
-        scratch: &mut [u64],
-    ) -> Result<(), Error> {
-        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-        return T::run_wide(plan, range, backend, scratch);
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        return plan.run_sequences_here(range, backend, scratch);
-    }
-}
+words!(u32 => run_narrow, u64 => run_wide);
 
 /// The innermost dimension of a padded layout.
 const INNER: usize = MAX_RANK - 1;
