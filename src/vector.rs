@@ -243,6 +243,12 @@ pub(crate) trait Vector: Copy {
     fn compress(self, bits: u64) -> Self {
         self.partition_lanes(bits)
     }
+    /// The numbers of the lanes set in `bits`, first, in order: [`iota`](Self::iota) compressed. AVX2's
+    /// compress table holds exactly these, so there it is the table's entry, no permute.
+    #[inline(always)]
+    fn compress_iota(bits: u64) -> Self {
+        Self::iota().compress(bits)
+    }
     /// Lane-wise wrapping `self + other`. The default goes through memory (only engines that
     /// [compress](Self::COMPRESSES) call it, and override it).
     #[inline(always)]

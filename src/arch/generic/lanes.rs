@@ -157,9 +157,9 @@ impl<V: Vector> Prepared<V> {
     }
 
     /// The positions of the lanes that pass the limit in `row`'s whole blocks, compressed into `found`
-    /// in order, a vector at a time ([`Vector::COMPRESSES`] engines): the start
-    /// of the first block not seen and the count, or `None` once `found` has no room for another vector.
-    /// f16 in 16-bit lanes takes its tests as bits, two vectors at a time.
+    /// in order, a vector at a time ([`Vector::COMPRESSES`] engines): the start of the first block not
+    /// seen and the count, or `None` once `found` has no room for another block. f16 in 16-bit lanes
+    /// takes its tests as bits, two vectors at a time.
     ///
     /// Each vector's test stays a mask register that the compress takes as it is, where the bits of a
     /// whole block went through a general register and back, and the test is matched outside the loop.
@@ -198,33 +198,44 @@ impl<V: Vector> Prepared<V> {
         found: &mut [u32],
     ) -> Option<(usize, usize)> {
         let block = UNROLL * V::LANES;
+        let lane_bits = u64::MAX >> (64 - V::LANES);
         let mut passed = 0;
         let mut start = 0;
-        let mut positions = V::iota();
+        // The first position of the vector: a passing lane's position is its number plus this.
+        let mut first = V::splat(0);
         let step = V::splat(V::LANES as u64);
         while start + block <= row.len() {
+            // Room for the whole block checked once, not per vector (two compares and branches of each
+            // vector's dozen instructions).
+            let room = found.get_mut(passed..passed + block)?;
+            let mut filled = 0;
+            let mut keep = |bits: u64| {
+                let bits = bits & lane_bits;
+                // SAFETY: `filled` counts the lanes of the earlier vectors of the block that passed, at
+                // most LANES each, and the block has UNROLL vectors: `filled + LANES <= block`, the
+                // length of `room`, which store_positions' LANES u32 fit in.
+                unsafe {
+                    V::compress_iota(bits)
+                        .add(first)
+                        .store_positions(room.as_mut_ptr().add(filled))
+                };
+                filled += bits.count_ones() as usize;
+                first = first.add(step);
+            };
             if const { KIND == HALF && V::HALF_LANES } {
                 // SAFETY: checked just above; T is f16 for HALF.
                 let bits = unsafe { self.half_bits::<T, TEST>(row, start) };
                 for v in 0..UNROLL {
-                    let room = found.get_mut(passed..passed + V::LANES)?;
-                    let lane_bits = bits >> (v * V::LANES) & (u64::MAX >> (64 - V::LANES));
-                    // SAFETY: `room` holds LANES u32, one per lane.
-                    unsafe { positions.compress(lane_bits).store_positions(room.as_mut_ptr()) };
-                    passed += lane_bits.count_ones() as usize;
-                    positions = positions.add(step);
+                    keep(bits >> (v * V::LANES));
                 }
             } else {
                 // SAFETY: checked just above.
                 let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
                 for mask in masks {
-                    let room = found.get_mut(passed..passed + V::LANES)?;
-                    // SAFETY: `room` holds LANES u32, one per lane.
-                    unsafe { positions.compress(V::bits(mask)).store_positions(room.as_mut_ptr()) };
-                    passed += V::bits(mask).count_ones() as usize;
-                    positions = positions.add(step);
+                    keep(V::bits(mask));
                 }
             }
+            passed += filled;
             start += block;
         }
         Some((start, passed))

@@ -26,25 +26,30 @@ pub(super) const COLLECT_BYTES: usize = 4096;
 /// it (6 KiB) took 9% of rows of 1024 with K = 32.
 struct Space {
     words: [MaybeUninit<u64>; COLLECT_BYTES / size_of::<u64>()],
-    found: [MaybeUninit<u32>; COLLECT_BYTES / size_of::<u64>() + MAX_LANES],
+    found: [MaybeUninit<u32>; FOUND],
 }
+
+/// Slots for the positions that pass the lanes' test: one per entry, and a block more
+/// (`compress_blocks` checks its room a block at a time).
+const FOUND: usize = COLLECT_BYTES / size_of::<u64>() + UNROLL * MAX_LANES;
 
 impl Space {
     #[inline(always)]
     fn new() -> Self {
         Space {
             words: [const { MaybeUninit::uninit() }; COLLECT_BYTES / size_of::<u64>()],
-            found: [const { MaybeUninit::uninit() }; COLLECT_BYTES / size_of::<u64>() + MAX_LANES],
+            found: [const { MaybeUninit::uninit() }; FOUND],
         }
     }
 
     /// Room for `capacity` entries (fewer if the space holds fewer), all [`Entry::LAST`], and for the
-    /// positions that pass the lanes' test (`MAX_LANES` more).
+    /// positions that pass the lanes' test (a block more: `compress_blocks` checks its room a block at a
+    /// time).
     #[inline(always)]
     fn room<E: Entry>(&mut self, capacity: usize) -> (&mut [E], &mut [u32]) {
         let words = written(&mut self.words, capacity * size_of::<E>() / size_of::<u64>(), u64::MAX);
         let entries = E::from_words(words);
-        let found = written(&mut self.found, entries.len() + MAX_LANES, 0);
+        let found = written(&mut self.found, entries.len() + UNROLL * MAX_LANES, 0);
         (entries, found)
     }
 }
@@ -123,9 +128,7 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
                         return false;
                     };
                     let lane_bits = bits >> (v * V::LANES) & (u64::MAX >> (64 - V::LANES));
-                    let positions = V::iota()
-                        .add(V::splat((start + v * V::LANES) as u64))
-                        .compress(lane_bits);
+                    let positions = V::compress_iota(lane_bits).add(V::splat((start + v * V::LANES) as u64));
                     // SAFETY: `free` holds LANES u32s.
                     unsafe { positions.store_positions(free.as_mut_ptr()) };
                     passed += lane_bits.count_ones() as usize;

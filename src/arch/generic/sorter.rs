@@ -120,7 +120,7 @@ impl<V: Vector> Sorter for Ranked<V> {
 }
 
 /// [`Ranked::sort_few`] with the words in `N` lanes (`count <= N <= FEW`, a multiple of `LANES`): the
-/// lanes past `count` are ranked too, and their ranks dropped.
+/// lanes past `count` are set above every word, ranked too, and put past the sorted ones.
 #[inline(always)]
 fn by_rank<V: Vector, const N: usize>(words: &[u64], count: usize, sorted: &mut [u64; FEW]) -> bool {
     let (Some(padded), Some(known)) = (words.get(..N), words.get(..count.min(N))) else {
@@ -130,7 +130,11 @@ fn by_rank<V: Vector, const N: usize>(words: &[u64], count: usize, sorted: &mut 
     let mut lanes = [V::splat(0); N];
     for (v, lane) in lanes.iter_mut().enumerate().take(vectors) {
         // SAFETY: vector v's LANES words end at (v + 1) · LANES <= N, inside `padded`.
-        *lane = unsafe { V::load(padded.as_ptr().add(v * V::LANES)) };
+        let word = unsafe { V::load(padded.as_ptr().add(v * V::LANES)) };
+        let known = V::iota()
+            .add(V::splat((v * V::LANES) as u64))
+            .lt(V::splat(count as u64));
+        *lane = V::select(known, word, V::splat(u64::MAX));
     }
     let (one, zero) = (V::splat(1), V::splat(0));
     let mut ranks = [zero; N];
@@ -140,16 +144,20 @@ fn by_rank<V: Vector, const N: usize>(words: &[u64], count: usize, sorted: &mut 
             *rank = rank.add(V::select(word.lt(lane), one, zero));
         }
     }
-    let mut rank_of = [0u64; N];
-    for (v, rank) in ranks.iter().enumerate().take(vectors) {
-        // SAFETY: vector v's LANES ranks end at (v + 1) · LANES <= N, inside `rank_of`.
-        unsafe { rank.store(rank_of.as_mut_ptr().add(v * V::LANES)) };
-    }
-    for (&word, &rank) in known.iter().zip(&rank_of) {
-        // Always some: `count <= N` distinct words have ranks below `count`.
-        if let Some(slot) = sorted.get_mut(rank as usize) {
-            *slot = word;
+    let (mut word_of, mut rank_of) = ([0u64; N], [0u64; N]);
+    for (v, (lane, rank)) in lanes.iter().zip(&ranks).enumerate().take(vectors) {
+        // SAFETY: vector v's LANES words and ranks end at (v + 1) · LANES <= N, inside both arrays.
+        unsafe {
+            lane.store(word_of.as_mut_ptr().add(v * V::LANES));
+            rank.store(rank_of.as_mut_ptr().add(v * V::LANES));
         }
+    }
+    // All N lanes, a count known at compile time: straight-line code, where a loop over the `count`
+    // known mispredicted its exit. The `count` distinct words rank below `count`; the lanes past them
+    // (all ones) rank `count` and land past the sorted ones (or, should a word be all ones, on it: the
+    // same word). The modulo changes no rank, and spares each word a check and a branch.
+    for (&word, &rank) in word_of.iter().zip(&rank_of) {
+        sorted[rank as usize % FEW] = word;
     }
     true
 }

@@ -58,6 +58,11 @@ impl Vector for U32x8 {
         })
     }
     #[inline(always)]
+    fn compress_iota(bits: u64) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(COMPRESS[usize::from(bits as u8)] as i64)) })
+    }
+    #[inline(always)]
     fn add(self, other: Self) -> Self {
         // SAFETY: AVX2 is present (module invariant).
         U32x8(unsafe { _mm256_add_epi32(self.0, other.0) })
@@ -179,6 +184,21 @@ impl Vector for U32x8 {
                 _mm256_castsi256_ps(limit.0),
             ))
         }
+    }
+    #[inline(always)]
+    fn float_max(self, other: Self) -> Self {
+        // `vmaxps` returns `other` where either is NaN; the blend then takes `self` where it is one. Three
+        // instructions where the trait's default takes four, and on a fold only the maximum and the blend
+        // wait for the accumulator (`other`).
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe {
+            let (x, y) = (_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(other.0));
+            _mm256_castps_si256(_mm256_blendv_ps(
+                _mm256_max_ps(x, y),
+                x,
+                _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x),
+            ))
+        })
     }
     #[inline(always)]
     fn select(mask: __m256i, yes: Self, no: Self) -> Self {
@@ -359,6 +379,21 @@ impl Vector for U64x4 {
         }
     }
     #[inline(always)]
+    fn float_max(self, other: Self) -> Self {
+        // `vmaxpd` returns `other` where either is NaN; the blend then takes `self` where it is one. Three
+        // instructions where the trait's default takes four, and on a fold only the maximum and the blend
+        // wait for the accumulator (`other`).
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe {
+            let (x, y) = (_mm256_castsi256_pd(self.0), _mm256_castsi256_pd(other.0));
+            _mm256_castpd_si256(_mm256_blendv_pd(
+                _mm256_max_pd(x, y),
+                x,
+                _mm256_cmp_pd::<_CMP_UNORD_Q>(x, x),
+            ))
+        })
+    }
+    #[inline(always)]
     fn select(mask: __m256i, yes: Self, no: Self) -> Self {
         // SAFETY: AVX2 is present (module invariant).
         U64x4(unsafe { _mm256_blendv_epi8(no.0, yes.0, mask) })
@@ -400,6 +435,12 @@ impl Vector for U64x4 {
             let low = _mm256_permutevar8x32_epi32(self.0, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
             _mm_storeu_si128(out.cast(), _mm256_castsi256_si128(low));
         }
+    }
+    #[inline(always)]
+    fn compress_iota(bits: u64) -> Self {
+        // The table's first four lanes for the low four bits, as for eight lanes.
+        // SAFETY: AVX2 is present (module invariant).
+        U64x4(unsafe { _mm256_cvtepu8_epi64(_mm_cvtsi64_si128(COMPRESS[(bits & 15) as usize] as i64)) })
     }
     #[inline(always)]
     fn partition_lanes(self, bits: u64) -> Self {
