@@ -99,6 +99,17 @@ pub(crate) trait Vector: Copy {
     fn gt16(self, _other: Self) -> u64 {
         u64::MAX >> (64 - 2 * Self::LANES)
     }
+    /// `self.gt16_signed(limit) | self.gt16(nan)`: where masks take several instructions to become
+    /// bits (AVX2), the two masks are combined first.
+    #[inline(always)]
+    fn gt16_signed_or_gt16(self, limit: Self, nan: Self) -> u64 {
+        self.gt16_signed(limit) | self.gt16(nan)
+    }
+    /// `self.lt16(limit) | self.gt16(nan)`, as [`gt16_signed_or_gt16`](Self::gt16_signed_or_gt16).
+    #[inline(always)]
+    fn lt16_or_gt16(self, limit: Self, nan: Self) -> u64 {
+        self.lt16(limit) | self.gt16(nan)
+    }
     /// Lane-wise maximum of 16-bit lanes, signed: the f16 scan folds its registers with these before
     /// one compare. Called only where [`HALF_LANES`](Self::HALF_LANES); the default returns `self`,
     /// whose compares above pass every lane anyway.
@@ -243,6 +254,9 @@ pub(crate) trait Vector: Copy {
     fn compress(self, bits: u64) -> Self {
         self.partition_lanes(bits)
     }
+    /// Whether the K-th smallest lane of two vectors is found by counting every lane's rank rather than
+    /// by the sorting network (see `network::kth_by_ranks`): measured on AVX2's eight 32-bit lanes.
+    const RANKS_PAIRS: bool = false;
     /// The numbers of the lanes set in `bits`, first, in order: [`iota`](Self::iota) compressed. AVX2's
     /// compress table holds exactly these, so there it is the table's entry, no permute.
     #[inline(always)]

@@ -631,8 +631,8 @@ pub(super) fn half_test<V: Vector>(raw: V, limit: V, negative_nan: V, test: u8) 
     match test {
         HALF_BELOW_SIGNED => raw.lt16_signed(limit),
         HALF_ABOVE => raw.gt16(limit),
-        HALF_ABOVE_SIGNED_OR_NAN => raw.gt16_signed(limit) | raw.gt16(negative_nan),
-        _ => raw.lt16(limit) | raw.gt16(negative_nan),
+        HALF_ABOVE_SIGNED_OR_NAN => raw.gt16_signed_or_gt16(limit, negative_nan),
+        _ => raw.lt16_or_gt16(limit, negative_nan),
     }
 }
 

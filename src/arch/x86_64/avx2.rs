@@ -57,6 +57,63 @@ impl Vector for U32x8 {
             _mm256_permutevar8x32_epi32(self.0, indices)
         })
     }
+    const RANKS_PAIRS: bool = true;
+    // f16 tested on its raw bits in sixteen 16-bit lanes: AVX2 compares them signed only, so the unsigned
+    // compares bias both sides by the sign bit (the limit's bias is hoisted out of a loop), and the
+    // lanes' bits come from the bytes of the masks packed.
+    const HALF_LANES: bool = true;
+    #[inline(always)]
+    unsafe fn load16(ptr: *const u16) -> Self {
+        // SAFETY: AVX2 is present (module invariant); the caller guarantees 32 readable bytes.
+        U32x8(unsafe { _mm256_loadu_si256(ptr.cast()) })
+    }
+    #[inline(always)]
+    fn lt16_signed(self, other: Self) -> u64 {
+        other.gt16_signed(self)
+    }
+    #[inline(always)]
+    fn gt16_signed(self, other: Self) -> u64 {
+        // SAFETY: AVX2 is present (module invariant).
+        bits16(unsafe { _mm256_cmpgt_epi16(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn lt16(self, other: Self) -> u64 {
+        other.gt16(self)
+    }
+    #[inline(always)]
+    fn gt16(self, other: Self) -> u64 {
+        bits16(gt16_mask(self.0, other.0))
+    }
+    #[inline(always)]
+    fn gt16_signed_or_gt16(self, limit: Self, nan: Self) -> u64 {
+        // SAFETY: AVX2 is present (module invariant).
+        bits16(unsafe { _mm256_or_si256(_mm256_cmpgt_epi16(self.0, limit.0), gt16_mask(self.0, nan.0)) })
+    }
+    #[inline(always)]
+    fn lt16_or_gt16(self, limit: Self, nan: Self) -> u64 {
+        // SAFETY: AVX2 is present (module invariant).
+        bits16(unsafe { _mm256_or_si256(gt16_mask(limit.0, self.0), gt16_mask(self.0, nan.0)) })
+    }
+    #[inline(always)]
+    fn max16_signed(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_max_epi16(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn min16_signed(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_min_epi16(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn max16(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_max_epu16(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn min16(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_min_epu16(self.0, other.0) })
+    }
     #[inline(always)]
     fn compress_iota(bits: u64) -> Self {
         // SAFETY: AVX2 is present (module invariant).
@@ -230,6 +287,27 @@ impl Vector for U32x8 {
             *out = u64::from(lane);
         }
         out
+    }
+}
+
+/// 16-bit lanes where `a > b`, unsigned, as a mask: both biased by the sign bit, then compared signed.
+#[inline(always)]
+fn gt16_mask(a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: only called from the vectors' methods above, which run with AVX2 (module invariant).
+    unsafe {
+        let sign = _mm256_set1_epi16(i16::MIN);
+        _mm256_cmpgt_epi16(_mm256_xor_si256(a, sign), _mm256_xor_si256(b, sign))
+    }
+}
+
+/// The 16 lanes of a 16-bit compare's mask as bits: the lanes saturated to bytes (each 128-bit half's
+/// eight, twice), the halves' first copies brought together, then one byte mask.
+#[inline(always)]
+fn bits16(mask: __m256i) -> u64 {
+    // SAFETY: only called from the vectors' methods above, which run with AVX2 (module invariant).
+    unsafe {
+        let bytes = _mm256_permute4x64_epi64::<0b1101_1000>(_mm256_packs_epi16(mask, mask));
+        u64::from(_mm256_movemask_epi8(bytes) as u16)
     }
 }
 
