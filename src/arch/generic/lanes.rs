@@ -73,6 +73,8 @@ pub(super) struct Prepared<V> {
     negative_nan: V,
     /// How lanes are compared with `limit`: one of the test constants below `AT_RUN_TIME`.
     test: u8,
+    /// Whether every lane the test passes is a float above +0 or a NaN (see [`above_zero_key`]).
+    pub(super) above_zero: bool,
 }
 
 /// Inside [`Prepared::scan`] and [`Prepared::compress_blocks`]: `$by_test!(TESTS..)` (the caller's
@@ -505,12 +507,15 @@ impl<V: Vector> Prepared<V> {
             limit: V::splat(0),
             negative_nan: V::splat(u64::MAX),
             test: LESS,
+            above_zero: false,
         }
     }
 
     #[inline(always)]
     pub(super) fn new<T: Element, const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
-        let (limit, test) = match KIND {
+        // Whether the float test passes only values above +0 and NaNs: `!(x <= v)` for v at or above +0.
+        let above = |(value, test): (u64, FloatTest)| test == FloatTest::NotLessOrEqual && value & map.sign == 0;
+        let (limit, test, above_zero) = match KIND {
             // An integer's key is its bits, the sign bit flipped if signed, then all flipped for
             // `Decreasing` (flip = all ones): order-preserving maps, moved from every lane to the limit.
             // key < L is x < L (^ sign), or, flipped, x > L ^ ones (^ sign).
@@ -524,29 +529,31 @@ impl<V: Vector> Prepared<V> {
                     (true, true) => BELOW_SIGNED,
                     (false, true) => ABOVE_SIGNED,
                 };
-                (limit, test)
+                (limit, test, false)
             }
             NATIVE_FLOAT => {
                 let (value, test) = float_limit(key, flip, map);
-                (value, test.code())
+                (value, test.code(), above((value, test)))
             }
             HALF if V::HALF_LANES => {
-                let (half, test) = half_limit(float_limit(key, flip, map));
+                let float = float_limit(key, flip, map);
+                let (half, test) = half_limit(float);
                 // The same 16 bits in both halves of every 32-bit lane.
-                (half * 0x1_0001, test)
+                (half * 0x1_0001, test, above(float))
             }
             HALF => {
                 let (half, test) = float_limit(key, flip, map);
                 (
                     u64::from(half::f16::from_bits(half as u16).to_f32().to_bits()),
                     test.code(),
+                    above((half, test)),
                 )
             }
             BRAIN => {
                 let (brain, test) = float_limit(key, flip, map);
-                (brain << 16, test.code())
+                (brain << 16, test.code(), above((brain, test)))
             }
-            _ => (key, LESS),
+            _ => (key, LESS, false),
         };
         let negative_nan = match test {
             HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN => (F16_INFINITY | 0x8000) * 0x1_0001,
@@ -557,6 +564,7 @@ impl<V: Vector> Prepared<V> {
             limit: V::splat(limit),
             negative_nan: V::splat(negative_nan),
             test,
+            above_zero,
         }
     }
 }
@@ -831,6 +839,34 @@ pub(super) fn from_bits<T: Element>(raw: u64) -> T {
         // SAFETY: see above (size 8).
         _ => unsafe { core::mem::transmute_copy(&raw) },
     }
+}
+
+/// The raw bits of `value`, zero-extended.
+#[inline(always)]
+pub(super) fn to_bits<T: Element>(value: T) -> u64 {
+    match size_of::<T>() {
+        // `Element` is sealed to the primitive integers and floats and half's `repr(transparent)`
+        // f16/bf16, plain bits of their size, and each arm reads exactly size_of::<T>() bytes of it.
+        // SAFETY: see above.
+        1 => u64::from(unsafe { core::mem::transmute_copy::<T, u8>(&value) }),
+        // SAFETY: see above.
+        2 => u64::from(unsafe { core::mem::transmute_copy::<T, u16>(&value) }),
+        // SAFETY: see above.
+        4 => u64::from(unsafe { core::mem::transmute_copy::<T, u32>(&value) }),
+        // SAFETY: see above (size 8).
+        _ => unsafe { core::mem::transmute_copy::<T, u64>(&value) },
+    }
+}
+
+/// The flipped key of a float above +0 or a NaN (what a test with [`Prepared::above_zero`] passes):
+/// its bits with the sign set, every NaN all ones. Four instructions where the whole transform (both
+/// signs and both zeros) took a dozen, for each element a short row collects.
+#[inline(always)]
+pub(super) fn above_zero_key<T: Element>(value: T, flip: u64, map: &KeyMap) -> u64 {
+    let key = to_bits(value) | map.sign;
+    let key = if key > (map.infinity | map.sign) { map.ones } else { key };
+    debug_assert_eq!(key, value.key().widen(), "not above +0 nor NaN");
+    key ^ flip
 }
 
 /// The raw bits of the value of `T` that every other value precedes or ties with in the order of `flip`
