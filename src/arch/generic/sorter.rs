@@ -123,25 +123,31 @@ impl<V: Vector> Sorter for Ranked<V> {
 /// lanes past `count` are set above every word, ranked too, and put past the sorted ones.
 #[inline(always)]
 fn by_rank<V: Vector, const N: usize>(words: &[u64], count: usize, sorted: &mut [u64; FEW]) -> bool {
-    let (Some(padded), Some(known)) = (words.get(..N), words.get(..count.min(N))) else {
+    let Some(padded) = words.get(..N) else {
         return false;
     };
     let vectors = N / V::LANES;
-    let mut lanes = [V::splat(0); N];
+    // The words biased by the sign bit, in the lanes and in memory (for the broadcasts), so that the
+    // signed compares order them unsigned with no bias of each broadcast word.
+    let sign = V::splat(1 << 63);
+    let (mut lanes, mut biased) = ([V::splat(0); N], [0u64; N]);
     for (v, lane) in lanes.iter_mut().enumerate().take(vectors) {
-        // SAFETY: vector v's LANES words end at (v + 1) · LANES <= N, inside `padded`.
-        let word = unsafe { V::load(padded.as_ptr().add(v * V::LANES)) };
-        let known = V::iota()
-            .add(V::splat((v * V::LANES) as u64))
-            .lt(V::splat(count as u64));
-        *lane = V::select(known, word, V::splat(u64::MAX));
+        // SAFETY: vector v's LANES words end at (v + 1) · LANES <= N, inside `padded` and `biased`.
+        unsafe {
+            let word = V::load(padded.as_ptr().add(v * V::LANES));
+            let known = V::iota()
+                .add(V::splat((v * V::LANES) as u64))
+                .lt(V::splat(count as u64));
+            *lane = V::select(known, word, V::splat(u64::MAX));
+            lane.xor(sign).store(biased.as_mut_ptr().add(v * V::LANES));
+        }
     }
     let (one, zero) = (V::splat(1), V::splat(0));
     let mut ranks = [zero; N];
-    for &word in known {
+    for &word in biased.get(..count.min(N)).unwrap_or_default() {
         let word = V::splat(word);
         for (rank, &lane) in ranks.iter_mut().zip(&lanes).take(vectors) {
-            *rank = rank.add(V::select(word.lt(lane), one, zero));
+            *rank = rank.add(V::select(word.lt_signed(lane.xor(sign)), one, zero));
         }
     }
     let (mut word_of, mut rank_of) = ([0u64; N], [0u64; N]);
