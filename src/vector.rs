@@ -257,11 +257,14 @@ pub(crate) trait Vector: Copy {
     /// Whether the K-th smallest lane of two vectors is found by counting every lane's rank rather than
     /// by the sorting network (see `network::kth_by_ranks`): measured on AVX2's eight 32-bit lanes.
     const RANKS_PAIRS: bool = false;
-    /// The numbers of the lanes set in `bits`, first, in order: [`iota`](Self::iota) compressed. AVX2's
-    /// compress table holds exactly these, so there it is the table's entry, no permute.
+    /// The numbers of the lanes set in `bits` plus `vector · LANES` (`vector` below 4: a block's vector),
+    /// first, in order: [`iota`](Self::iota) compressed and moved to the block's vector. AVX2's compress
+    /// tables hold exactly these, so there it is a table's entry, no permute and no add.
     #[inline(always)]
-    fn compress_iota(bits: u64) -> Self {
-        Self::iota().compress(bits)
+    fn compress_iota(bits: u64, vector: usize) -> Self {
+        Self::iota()
+            .compress(bits)
+            .add(Self::splat((vector * Self::LANES) as u64))
     }
     /// Lane-wise wrapping `self + other`. The default goes through memory (only engines that
     /// [compress](Self::COMPRESSES) call it, and override it).

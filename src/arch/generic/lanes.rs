@@ -203,40 +203,40 @@ impl<V: Vector> Prepared<V> {
         let lane_bits = u64::MAX >> (64 - V::LANES);
         let mut passed = 0;
         let mut start = 0;
-        // The first position of the vector: a passing lane's position is its number plus this.
+        // The block's first position: a passing lane's position is its number in the block plus this.
         let mut first = V::splat(0);
-        let step = V::splat(V::LANES as u64);
+        let step = V::splat(block as u64);
         while start + block <= row.len() {
             // Room for the whole block checked once, not per vector (two compares and branches of each
             // vector's dozen instructions).
             let room = found.get_mut(passed..passed + block)?;
             let mut filled = 0;
-            let mut keep = |bits: u64| {
+            let mut keep = |v: usize, bits: u64| {
                 let bits = bits & lane_bits;
                 // SAFETY: `filled` counts the lanes of the earlier vectors of the block that passed, at
                 // most LANES each, and the block has UNROLL vectors: `filled + LANES <= block`, the
                 // length of `room`, which store_positions' LANES u32 fit in.
                 unsafe {
-                    V::compress_iota(bits)
+                    V::compress_iota(bits, v)
                         .add(first)
                         .store_positions(room.as_mut_ptr().add(filled))
                 };
                 filled += bits.count_ones() as usize;
-                first = first.add(step);
             };
             if const { KIND == HALF && V::HALF_LANES } {
                 // SAFETY: checked just above; T is f16 for HALF.
                 let bits = unsafe { self.half_bits::<T, TEST>(row, start) };
                 for v in 0..UNROLL {
-                    keep(bits >> (v * V::LANES));
+                    keep(v, bits >> (v * V::LANES));
                 }
             } else {
                 // SAFETY: checked just above.
                 let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
-                for mask in masks {
-                    keep(V::bits(mask));
+                for (v, mask) in masks.into_iter().enumerate() {
+                    keep(v, V::bits(mask));
                 }
             }
+            first = first.add(step);
             passed += filled;
             start += block;
         }

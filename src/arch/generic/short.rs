@@ -128,7 +128,7 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
                         return false;
                     };
                     let lane_bits = bits >> (v * V::LANES) & (u64::MAX >> (64 - V::LANES));
-                    let positions = V::compress_iota(lane_bits).add(V::splat((start + v * V::LANES) as u64));
+                    let positions = V::compress_iota(lane_bits, v).add(V::splat(start as u64));
                     // SAFETY: `free` holds LANES u32s.
                     unsafe { positions.store_positions(free.as_mut_ptr()) };
                     passed += lane_bits.count_ones() as usize;

@@ -115,9 +115,11 @@ impl Vector for U32x8 {
         U32x8(unsafe { _mm256_min_epu16(self.0, other.0) })
     }
     #[inline(always)]
-    fn compress_iota(bits: u64) -> Self {
+    fn compress_iota(bits: u64, vector: usize) -> Self {
+        debug_assert!(vector < COMPRESS_AT.len());
+        let indices = COMPRESS_AT[vector % COMPRESS_AT.len()][usize::from(bits as u8)];
         // SAFETY: AVX2 is present (module invariant).
-        U32x8(unsafe { _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(COMPRESS[usize::from(bits as u8)] as i64)) })
+        U32x8(unsafe { _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(indices as i64)) })
     }
     #[inline(always)]
     fn add(self, other: Self) -> Self {
@@ -313,6 +315,23 @@ fn bits16(mask: __m256i) -> u64 {
 
 /// For each 8-bit mask, the lanes whose bit is set, in order, one byte each from the lowest (the rest 0):
 /// [`U32x8::compress`]'s `vpermd` indices.
+/// [`COMPRESS`] for each vector of a block of four: every byte moved by the vector's eight lanes (at
+/// most 7 + 24: no byte carries into the next), so that a compressed vector's positions are the entry
+/// plus the block's first position, one add where they took two.
+const COMPRESS_AT: [[u64; 256]; 4] = {
+    let mut tables = [COMPRESS; 4];
+    let mut vector = 1;
+    while vector < 4 {
+        let mut bits = 0;
+        while bits < 256 {
+            tables[vector][bits] += 0x0808_0808_0808_0808 * vector as u64;
+            bits += 1;
+        }
+        vector += 1;
+    }
+    tables
+};
+
 const COMPRESS: [u64; 256] = {
     let mut table = [0; 256];
     let mut bits = 0;
@@ -515,10 +534,12 @@ impl Vector for U64x4 {
         }
     }
     #[inline(always)]
-    fn compress_iota(bits: u64) -> Self {
-        // The table's first four lanes for the low four bits, as for eight lanes.
+    fn compress_iota(bits: u64, vector: usize) -> Self {
+        // The table's first four lanes for the low four bits, as for eight lanes, each byte moved by the
+        // vector's four lanes (at most 3 + 12: no byte carries into the next).
+        let indices = COMPRESS[(bits & 15) as usize] + 0x0404_0404_0404_0404 * (vector as u64 % 4);
         // SAFETY: AVX2 is present (module invariant).
-        U64x4(unsafe { _mm256_cvtepu8_epi64(_mm_cvtsi64_si128(COMPRESS[(bits & 15) as usize] as i64)) })
+        U64x4(unsafe { _mm256_cvtepu8_epi64(_mm_cvtsi64_si128(indices as i64)) })
     }
     #[inline(always)]
     fn partition_lanes(self, bits: u64) -> Self {
