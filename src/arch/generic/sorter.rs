@@ -128,18 +128,22 @@ fn by_rank<V: Vector, const N: usize>(words: &[u64], count: usize, sorted: &mut 
     };
     let vectors = N / V::LANES;
     // The words biased by the sign bit, in the lanes and in memory (for the broadcasts), so that the
-    // signed compares order them unsigned with no bias of each broadcast word.
+    // signed compares order them unsigned with no bias of each broadcast word; unbiased in `word_of`,
+    // for the scatter.
     let sign = V::splat(1 << 63);
-    let (mut lanes, mut biased) = ([V::splat(0); N], [0u64; N]);
+    let (mut lanes, mut biased, mut word_of) = ([V::splat(0); N], [0u64; N], [0u64; N]);
     for (v, lane) in lanes.iter_mut().enumerate().take(vectors) {
-        // SAFETY: vector v's LANES words end at (v + 1) · LANES <= N, inside `padded` and `biased`.
+        // SAFETY: vector v's LANES words end at (v + 1) · LANES <= N, inside `padded`, `biased` and
+        // `word_of`.
         unsafe {
             let word = V::load(padded.as_ptr().add(v * V::LANES));
             let known = V::iota()
                 .add(V::splat((v * V::LANES) as u64))
                 .lt(V::splat(count as u64));
-            *lane = V::select(known, word, V::splat(u64::MAX));
-            lane.xor(sign).store(biased.as_mut_ptr().add(v * V::LANES));
+            let word = V::select(known, word, V::splat(u64::MAX));
+            word.store(word_of.as_mut_ptr().add(v * V::LANES));
+            *lane = word.xor(sign);
+            lane.store(biased.as_mut_ptr().add(v * V::LANES));
         }
     }
     let (one, zero) = (V::splat(1), V::splat(0));
@@ -147,16 +151,13 @@ fn by_rank<V: Vector, const N: usize>(words: &[u64], count: usize, sorted: &mut 
     for &word in biased.get(..count.min(N)).unwrap_or_default() {
         let word = V::splat(word);
         for (rank, &lane) in ranks.iter_mut().zip(&lanes).take(vectors) {
-            *rank = rank.add(V::select(word.lt_signed(lane.xor(sign)), one, zero));
+            *rank = rank.add(V::select(word.lt_signed(lane), one, zero));
         }
     }
-    let (mut word_of, mut rank_of) = ([0u64; N], [0u64; N]);
-    for (v, (lane, rank)) in lanes.iter().zip(&ranks).enumerate().take(vectors) {
-        // SAFETY: vector v's LANES words and ranks end at (v + 1) · LANES <= N, inside both arrays.
-        unsafe {
-            lane.store(word_of.as_mut_ptr().add(v * V::LANES));
-            rank.store(rank_of.as_mut_ptr().add(v * V::LANES));
-        }
+    let mut rank_of = [0u64; N];
+    for (v, rank) in ranks.iter().enumerate().take(vectors) {
+        // SAFETY: vector v's LANES ranks end at (v + 1) · LANES <= N, inside `rank_of`.
+        unsafe { rank.store(rank_of.as_mut_ptr().add(v * V::LANES)) };
     }
     // All N lanes, a count known at compile time: straight-line code, where a loop over the `count`
     // known mispredicted its exit. The `count` distinct words rank below `count`; the lanes past them

@@ -315,23 +315,6 @@ fn bits16(mask: __m256i) -> u64 {
 
 /// For each 8-bit mask, the lanes whose bit is set, in order, one byte each from the lowest (the rest 0):
 /// [`U32x8::compress`]'s `vpermd` indices.
-/// [`COMPRESS`] for each vector of a block of four: every byte moved by the vector's eight lanes (at
-/// most 7 + 24: no byte carries into the next), so that a compressed vector's positions are the entry
-/// plus the block's first position, one add where they took two.
-const COMPRESS_AT: [[u64; 256]; 4] = {
-    let mut tables = [COMPRESS; 4];
-    let mut vector = 1;
-    while vector < 4 {
-        let mut bits = 0;
-        while bits < 256 {
-            tables[vector][bits] += 0x0808_0808_0808_0808 * vector as u64;
-            bits += 1;
-        }
-        vector += 1;
-    }
-    tables
-};
-
 const COMPRESS: [u64; 256] = {
     let mut table = [0; 256];
     let mut bits = 0;
@@ -347,6 +330,23 @@ const COMPRESS: [u64; 256] = {
         bits += 1;
     }
     table
+};
+
+/// [`COMPRESS`] for each vector of a block of four: every byte moved by the vector's eight lanes (at
+/// most 7 + 24: no byte carries into the next), so that a compressed vector's positions are the entry
+/// plus the block's first position, one add where they took two.
+const COMPRESS_AT: [[u64; 256]; 4] = {
+    let mut tables = [COMPRESS; 4];
+    let mut vector = 1;
+    while vector < 4 {
+        let mut bits = 0;
+        while bits < 256 {
+            tables[vector][bits] += 0x0808_0808_0808_0808 * vector as u64;
+            bits += 1;
+        }
+        vector += 1;
+    }
+    tables
 };
 
 /// For each 4-bit mask, the `vpermd` indices that put the 64-bit lanes whose bit is set first, then the
