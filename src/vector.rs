@@ -110,6 +110,17 @@ pub(crate) trait Vector: Copy {
     fn lt16_or_gt16(self, limit: Self, nan: Self) -> u64 {
         self.lt16(limit) | self.gt16(nan)
     }
+    /// Whether any 16-bit lane has `self > other`, signed: [`gt16_signed`](Self::gt16_signed) with no
+    /// bits to gather (the f16 scan's test of its folded registers).
+    #[inline(always)]
+    fn any_gt16_signed(self, other: Self) -> bool {
+        self.gt16_signed(other) != 0
+    }
+    /// Whether any 16-bit lane has `self > other`, unsigned (as [`any_gt16_signed`](Self::any_gt16_signed)).
+    #[inline(always)]
+    fn any_gt16(self, other: Self) -> bool {
+        self.gt16(other) != 0
+    }
     /// Lane-wise maximum of 16-bit lanes, signed: the f16 scan folds its registers with these before
     /// one compare. Called only where [`HALF_LANES`](Self::HALF_LANES); the default returns `self`,
     /// whose compares above pass every lane anyway.

@@ -449,8 +449,8 @@ fn long_rows_bf16() {
     long::<bf16>(25);
 }
 
-/// f16 takes its own paths on the x86 engines: raw bits in 16-bit lanes (AVX-512BW), lanes converted to
-/// f32 (AVX2).
+/// f16 takes its own paths on the x86 engines: its raw bits in 16-bit lanes for the scans, converted to
+/// f32 for the bounds.
 #[test]
 fn long_rows_f16() {
     long::<f16>(27);

@@ -95,6 +95,23 @@ impl Vector for U32x8 {
         bits16(unsafe { _mm256_or_si256(gt16_mask(limit.0, self.0), gt16_mask(self.0, nan.0)) })
     }
     #[inline(always)]
+    fn any_gt16_signed(self, other: Self) -> bool {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            let above = _mm256_cmpgt_epi16(self.0, other.0);
+            _mm256_testz_si256(above, above) == 0
+        }
+    }
+    #[inline(always)]
+    fn any_gt16(self, other: Self) -> bool {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            // Nonzero exactly in the lanes where self > other, unsigned.
+            let excess = _mm256_subs_epu16(self.0, other.0);
+            _mm256_testz_si256(excess, excess) == 0
+        }
+    }
+    #[inline(always)]
     fn max16_signed(self, other: Self) -> Self {
         // SAFETY: AVX2 is present (module invariant).
         U32x8(unsafe { _mm256_max_epi16(self.0, other.0) })
@@ -546,5 +563,47 @@ impl Vector for U64x4 {
         let index = &PARTITION[(bits & 15) as usize];
         // SAFETY: AVX2 is present (module invariant); `index` is 32 readable bytes.
         U64x4(unsafe { _mm256_permutevar8x32_epi32(self.0, _mm256_loadu_si256(index.as_ptr().cast())) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    /// The 16-bit `any` tests agree with their lanes, one pair of lanes at a time, at the edges of both
+    /// orders (the f16 scan relies on them to skip a unit).
+    #[test]
+    fn any16_tests_agree_with_the_lanes() {
+        if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c")) {
+            return;
+        }
+        // SAFETY: AVX2 and F16C were detected just above.
+        unsafe { check_any16() }
+    }
+
+    #[target_feature(enable = "avx2,f16c,popcnt")]
+    fn check_any16() {
+        let edges = [
+            0u16, 1, 0x7BFF, 0x7C00, 0x7C01, 0x7FFF, 0x8000, 0x8001, 0xFC00, 0xFC01, 0xFFFE, 0xFFFF,
+        ];
+        for &a in &edges {
+            for &b in &edges {
+                for lane in [0, 5, 15] {
+                    // Every other lane holds a pair that passes neither test.
+                    let (mut x, mut y) = ([0u16; 16], [0u16; 16]);
+                    x[lane] = a;
+                    y[lane] = b;
+                    // SAFETY: 16 u16s each.
+                    let (x, y) = unsafe { (U32x8::load16(x.as_ptr()), U32x8::load16(y.as_ptr())) };
+                    assert_eq!(
+                        x.any_gt16_signed(y),
+                        (a as i16) > (b as i16),
+                        "{a:#x} >s {b:#x} in lane {lane}"
+                    );
+                    assert_eq!(x.any_gt16(y), a > b, "{a:#x} >u {b:#x} in lane {lane}");
+                }
+            }
+        }
     }
 }
