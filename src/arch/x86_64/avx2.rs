@@ -582,6 +582,7 @@ mod tests {
         unsafe { check_any16() }
     }
 
+    /// The vectors are made here as in the engine's functions: with the features, after detecting them.
     #[target_feature(enable = "avx2,f16c,popcnt")]
     fn check_any16() {
         let edges = [
