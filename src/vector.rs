@@ -333,3 +333,16 @@ pub(crate) fn prefetch<T>(ptr: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = ptr;
 }
+
+/// [`prefetch`] of every 64-byte cache line that `elements` lie on.
+#[inline(always)]
+pub(crate) fn prefetch_all<T>(elements: &[T]) {
+    let (start, bytes) = (elements.as_ptr().cast::<u8>(), size_of_val(elements));
+    for offset in (0..bytes).step_by(64) {
+        prefetch(start.wrapping_add(offset));
+    }
+    // The last byte's line, which the steps miss where the elements do not start a line.
+    if let Some(last) = bytes.checked_sub(1) {
+        prefetch(start.wrapping_add(last));
+    }
+}
