@@ -86,6 +86,12 @@ impl<'a, T: Copy> Side<'a, T> {
         self.first.len
     }
 
+    /// Elements from one position of the sequences to the next.
+    #[inline(always)]
+    pub(crate) fn stride(&self) -> isize {
+        self.first.stride
+    }
+
     /// Element `position` of the first `lanes` sequences, adjacent in memory; `None` if `lanes > count`
     /// (checked, so that vector loads from the slice need no other precondition).
     #[inline(always)]

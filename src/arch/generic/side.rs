@@ -249,10 +249,13 @@ fn minima_caps<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
 const SIDE_AHEAD: usize = 8;
 
 /// Rows ahead of the current one whose part [`side_groups`] reads it asks the cache for, every line of
-/// it (up to 16 groups of lanes: 512 bytes of f32 on AVX2, 1 KiB on AVX-512). Only the first line,
-/// 8 rows on, left the Zen 3 waiting on the rest (4096 x 256 on axis 0 with K = 8, one process timing
-/// both, median ratio of 300 pairs: f32 0.87-0.88 of the time, i32 0.89, f64 0.77; f16 and u8, whose
-/// part is 256 or 128 bytes, 1.00-1.01). 8 rows on: f32 0.91-0.93.
+/// it (up to 16 groups of lanes: 512 bytes of f32 on AVX2, 1 KiB on AVX-512), where that part is not
+/// the whole row. Only the first line, 8 rows on, left the Zen 3 waiting on the rest (4096 x 256 on
+/// axis 0 with K = 8, one process timing both, median ratio of 300 pairs: f32 0.87-0.88 of the time,
+/// i32 0.89, f64 0.77; f16 and u8, whose part is 256 or 128 bytes, 1.00-1.01). 8 rows on: f32
+/// 0.91-0.93. Whole rows back to back are one stream, which the hardware prefetchers follow: there,
+/// every line cost 4096 x 64 f32 with K = 4 5-10%, and the first line alone, `SIDE_AHEAD` rows on,
+/// stays.
 const GROUPS_AHEAD: usize = 4;
 
 /// [`select_side`] for one key kind with `S` slots (see the module doc): [`side_groups`] with as many
@@ -355,12 +358,18 @@ fn side_groups<V: Vector, T: Element, const KIND: u8, const S: usize, const G: u
     for (limit, best) in limits.iter_mut().zip(&best) {
         *limit = lane_limits::<V, TEST>(best[S - 1], flip, map);
     }
+    // The part of each row read is not all of it (see `GROUPS_AHEAD`).
+    let gaps = side.stride() != width as isize;
     for position in k..side.len() {
         let Some(row) = side.row(position, width) else {
             return 0;
         };
-        if let Some(ahead) = side.row(position + GROUPS_AHEAD, width) {
-            crate::vector::prefetch_all(ahead);
+        if gaps {
+            if let Some(ahead) = side.row(position + GROUPS_AHEAD, width) {
+                crate::vector::prefetch_all(ahead);
+            }
+        } else if let Some(ahead) = side.row(position + SIDE_AHEAD, lanes) {
+            crate::vector::prefetch(ahead.as_ptr());
         }
         for g in 0..groups {
             // SAFETY: `row` holds `groups · LANES` elements of T, one of the crate's element types.
