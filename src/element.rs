@@ -43,7 +43,7 @@ mod sealed {
             k: usize,
             flip: u64,
             buffer: &mut [u64],
-            emit: &mut Emit<'_>,
+            emit: &mut Emit<'_, Self>,
         );
 
         /// `Engine::select` for this type on wide entries. A method of its own so that a target where
@@ -54,7 +54,7 @@ mod sealed {
             k: usize,
             flip: u64,
             buffer: &mut [[u64; 2]],
-            emit: &mut Emit<'_>,
+            emit: &mut Emit<'_, Self>,
         );
 
         /// `Engine::select_side` for this type.

@@ -62,7 +62,7 @@ pub(crate) fn select<T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) {
     debug_assert!(suits::<T>(seq.len(), k) && k >= 1 && buffer.len() >= k);
     if <T::Key as Key>::BITS == 8 {
@@ -74,7 +74,7 @@ pub(crate) fn select<T: Element, E: Entry>(
 
 /// 8-bit keys: count, then place each selected element at its rank in the buffer (a counting sort,
 /// ties in position order), then report the buffer in order.
-fn bytes<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, buffer: &mut [E], emit: &mut Emit<'_>) {
+fn bytes<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, buffer: &mut [E], emit: &mut Emit<'_, T>) {
     let mut next = [0u32; BUCKETS];
     each_key(seq, flip, |_, key| next[key as usize & 0xFF] += 1);
     let Some(cut) = Cut::of(&next, k) else { return };
@@ -112,7 +112,13 @@ fn place<T: Element, E: Entry>(
 
 /// 16-bit keys: the high byte's count finds the K-th's bucket, the low bytes' count the K-th itself;
 /// the selected are gathered by low byte and emitted by high byte.
-fn halfwords<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, buffer: &mut [E], emit: &mut Emit<'_>) {
+fn halfwords<T: Element, E: Entry>(
+    seq: &Sequence<'_, T>,
+    k: usize,
+    flip: u64,
+    buffer: &mut [E],
+    emit: &mut Emit<'_, T>,
+) {
     let mut high = [0u32; BUCKETS];
     each_key(seq, flip, |_, key| high[(key >> 8) as usize & 0xFF] += 1);
     let Some(top) = Cut::of(&high, k) else { return };
@@ -168,7 +174,7 @@ fn halfwords<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, b
         None => {
             for &entry in gathered.iter() {
                 let rank = &mut high[(entry.key() >> 8) as usize & 0xFF];
-                emit(*rank as usize, &[entry.position()]);
+                emit.one(*rank as usize, entry.position());
                 *rank += 1;
             }
         }

@@ -15,7 +15,7 @@ use core::ptr::NonNull;
 use crate::arch;
 use crate::backend::{Backend, Engine};
 use crate::element::{Direction, Element, Key};
-use crate::entry::{Buffer, Emit, Entry, packs_in_one_word};
+use crate::entry::{Buffer, Emit, Entry, IndexWords, Outputs, packs_in_one_word};
 use crate::error::Error;
 use crate::index::Index;
 use crate::sequence::{Sequence, Side};
@@ -40,12 +40,20 @@ pub(crate) trait Word: Index {
         backend: Backend,
         scratch: &mut [u64],
     ) -> Result<(), Error>;
+
+    /// The index output's words as an engine writes them.
+    fn index_words(words: NonNull<Self>) -> IndexWords;
 }
 
 /// `Word` for each index word, by the `Engines` method that runs its plans.
 macro_rules! words {
-    ($($word:ty => $run:ident),*) => {$(
+    ($($word:ident => $run:ident: $variant:ident),*) => {$(
         impl Word for $word {
+            #[inline(always)]
+            fn index_words(words: NonNull<Self>) -> IndexWords {
+                IndexWords::$variant(words)
+            }
+
             #[inline(always)]
             fn run<T: Element>(
                 plan: &mut Plan<'_, T, Self>,
@@ -61,7 +69,7 @@ macro_rules! words {
         }
     )*};
 }
-words!(u32 => run_narrow, u64 => run_wide);
+words!(u32 => run_narrow: U32, u64 => run_wide: U64);
 
 /// The innermost dimension of a padded layout.
 const INNER: usize = MAX_RANK - 1;
@@ -96,7 +104,7 @@ impl<T: Element, W: Word> Plan<'_, T, W> {
     }
 }
 
-impl<'a, T: Element, W: Index> Plan<'a, T, W> {
+impl<'a, T: Element, W: Word> Plan<'a, T, W> {
     /// The plan of a request [`crate::check_request`] accepted, `len` long along `axis`.
     pub(crate) fn new<I: Index<Word = W>, const D: usize>(
         input: View<'a, T, D>,
@@ -214,10 +222,8 @@ impl<'a, T: Element, W: Index> Plan<'a, T, W> {
             // tie, so the first K are positions 0..K in order. One read per output instead of n reads per
             // sequence, which a broadcast view can make 2^63 (fuzz finding 4).
             Some(_) if self.input.layout().strides[self.axis] == 0 => self.each_sequence(sequences, |_, k, _, emit| {
-                let mut ranks = [0; 64];
-                for first in (0..k).step_by(ranks.len()) {
-                    let batch = ranks.iter_mut().zip(first..k).map(|(slot, rank)| *slot = rank).count();
-                    emit(first, ranks.get(..batch).unwrap_or_default());
+                for rank in 0..k {
+                    emit.one(rank, rank);
                 }
             }),
             Some(engine) if packed => self.with_buffer::<u64>(engine, sequences, scratch, needed),
@@ -232,7 +238,7 @@ impl<'a, T: Element, W: Index> Plan<'a, T, W> {
         let Some(inner) = self.side_by_side(engine, scratch.len()) else {
             let buffer = E::from_words(&mut scratch[..needed]);
             let mut one =
-                |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_>| engine.select(seq, k, flip, buffer, emit);
+                |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_, T>| engine.select(seq, k, flip, buffer, emit);
             if self.tiny_rows(engine, sequences.len()) {
                 return self.each_tiny(sequences, engine, &mut one);
             }
@@ -290,7 +296,7 @@ impl<'a, T: Element, W: Index> Plan<'a, T, W> {
         &mut self,
         sequences: Range<usize>,
         engine: Engine,
-        one: &mut impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_>),
+        one: &mut impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_, T>),
     ) {
         let axis = self.axis;
         // Copies: `self` runs the sequences a group declines.
@@ -421,14 +427,13 @@ impl<'a, T: Element, W: Index> Plan<'a, T, W> {
     fn each_sequence(
         &mut self,
         sequences: Range<usize>,
-        mut select: impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_>),
+        mut select: impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_, T>),
     ) {
         if sequences.is_empty() {
             return;
         }
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
-        let len = sizes[axis];
         let flip = self.direction.flip::<T::Key>();
         let values_step = self.values.strides[axis];
         let indices_step = self.indices.strides[axis];
@@ -442,27 +447,22 @@ impl<'a, T: Element, W: Index> Plan<'a, T, W> {
             let [start, values_start, indices_start] = addresses;
             // SAFETY: `start` is the address of `coord` (`advance` keeps it so), which has 0 on the axis.
             let seq = unsafe { self.sequence(start) };
-            let (values, indices) = (&self.values, &self.indices);
-            select(&seq, self.k, flip, &mut |first, positions| {
-                // Copied into locals: the writes go through raw pointers, after each of which LLVM reloaded
-                // all it read through the captures (twice the instructions an element; rows of 256 with
-                // K = 8: 0.55 to 0.53 ms).
-                let (values, indices, seq) = (values.duplicate(), indices.duplicate(), seq);
-                let [values_start, indices_start, values_step, indices_step] =
-                    [values_start, indices_start, values_step, indices_step];
-                for (rank, &position) in (first..).zip(positions) {
-                    debug_assert!(rank < self.k && position < len, "rank {rank} position {position}");
-                    let rank = rank as isize;
-                    // SAFETY: `values_start` and `indices_start` are the addresses of `coord` (`advance`
-                    // keeps them so), a coordinate of the outputs with 0 along the axis, and rank < k is a
-                    // coordinate along it, so both addresses were validated; position < len is a
-                    // coordinate of the input sequence.
-                    unsafe {
-                        values.write(values_start + rank * values_step, seq.get(position));
-                        indices.write(indices_start + rank * indices_step, W::from_position(position));
-                    }
-                }
-            });
+            // SAFETY: `values_start` and `indices_start` are the addresses of `coord` (`advance` keeps
+            // them so), a coordinate of the outputs with 0 along the axis; moved rank < k along it they
+            // stay coordinates, whose addresses a validated output holds, written by this plan alone
+            // (plans split by `split_at` cover disjoint sequences). The plan's index type holds every
+            // position of a sequence (`check_request`).
+            let outputs = unsafe {
+                Outputs::new(
+                    seq,
+                    self.k,
+                    self.values.data.offset(values_start),
+                    values_step,
+                    W::index_words(self.indices.data.offset(indices_start)),
+                    indices_step,
+                )
+            };
+            select(&seq, self.k, flip, &mut Emit::Outputs(outputs));
             advance(&mut coord, sizes, axis, &strides, &mut addresses);
         }
     }

@@ -85,7 +85,7 @@ impl Engine {
         k: usize,
         flip: u64,
         buffer: &mut [E],
-        emit: &mut Emit<'_>,
+        emit: &mut Emit<'_, T>,
     ) {
         // `E::buffer` is one variant per entry type: the match is decided where this is inlined.
         match E::buffer(buffer) {
@@ -102,7 +102,7 @@ impl Engine {
         k: usize,
         flip: u64,
         buffer: &mut [E],
-        emit: &mut Emit<'_>,
+        emit: &mut Emit<'_, T>,
     ) {
         if crate::histogram::suits::<T>(seq.len(), k) {
             // Counting: no comparisons to vectorise, so one algorithm serves every engine.
@@ -260,7 +260,7 @@ macro_rules! engines_compiled_here {
                 k: usize,
                 flip: u64,
                 buffer: &mut [u64],
-                emit: &mut Emit<'_>,
+                emit: &mut Emit<'_, $t>,
             ) {
                 engine.select_here(seq, k, flip, buffer, emit)
             }
@@ -271,7 +271,7 @@ macro_rules! engines_compiled_here {
                 k: usize,
                 flip: u64,
                 buffer: &mut [[u64; 2]],
-                emit: &mut Emit<'_>,
+                emit: &mut Emit<'_, $t>,
             ) {
                 engine.select_here(seq, k, flip, buffer, emit)
             }

@@ -7,7 +7,7 @@ use crate::entry::Emit;
 use crate::sequence::Sequence;
 
 /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.
-pub(crate) fn select<T: Element>(seq: &Sequence<'_, T>, k: usize, flip: u64, emit: &mut Emit<'_>) {
+pub(crate) fn select<T: Element>(seq: &Sequence<'_, T>, k: usize, flip: u64, emit: &mut Emit<'_, T>) {
     let mut previous: Option<(u64, usize)> = None;
     for rank in 0..k {
         let mut best: Option<(u64, usize)> = None;
@@ -20,7 +20,7 @@ pub(crate) fn select<T: Element>(seq: &Sequence<'_, T>, k: usize, flip: u64, emi
             }
         }
         let Some(chosen) = best else { return }; // unreachable while k <= len
-        emit(rank, &[chosen.1]);
+        emit.one(rank, chosen.1);
         previous = Some(chosen);
     }
 }

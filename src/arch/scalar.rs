@@ -23,7 +23,7 @@ pub(crate) fn select<T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) {
     let n = seq.len();
     let mut candidates = Candidates::new(buffer, k);

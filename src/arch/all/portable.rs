@@ -26,7 +26,7 @@ pub(crate) fn select<T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) {
     // Candidates ordered by `core`'s sort: the network lost to it on these lanes (see `sorter::Network`).
     generic::select::<U32x8, U64x4, CoreSort, T, E>(seq, k, flip, buffer, emit);

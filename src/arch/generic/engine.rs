@@ -32,7 +32,7 @@ macro_rules! simd_engine {
                 k: usize,
                 flip: u64,
                 buffer: &mut [E],
-                emit: &mut $crate::entry::Emit<'_>,
+                emit: &mut $crate::entry::Emit<'_, T>,
             ) {
                 // SAFETY: the token exists, so the CPU has the features `engine_select` is compiled
                 // with (the token's constructor checks them).
@@ -115,7 +115,7 @@ macro_rules! simd_engine {
             k: usize,
             flip: u64,
             buffer: &mut [E],
-            emit: &mut $crate::entry::Emit<'_>,
+            emit: &mut $crate::entry::Emit<'_, T>,
         ) {
             $crate::arch::generic::select::<$v32, $v64, $sorter, T, E>(seq, k, flip, buffer, emit);
         }

@@ -32,7 +32,7 @@ pub(super) fn pass<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     may_bail: bool,
     whole: bool,
     buffer: &mut [E],
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) -> Outcome {
     if k <= SMALL_K {
         filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, may_bail, whole, Sorted::new(k), emit)
@@ -76,7 +76,7 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     may_bail: bool,
     whole: bool,
     mut candidates: P,
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) -> Outcome {
     let n = row.len();
     let lanes = Lanes::<V>::new(map, flip);
@@ -215,7 +215,7 @@ pub(super) trait Pool {
     /// Whether K entries were pushed.
     fn holds_k(&self) -> bool;
     /// Reports the best K, in order.
-    fn report(self, emit: &mut Emit<'_>);
+    fn report<T: Copy>(self, emit: &mut Emit<'_, T>);
 }
 
 impl<E: Entry, S: Sorter> Pool for Candidates<'_, E, S> {
@@ -231,7 +231,7 @@ impl<E: Entry, S: Sorter> Pool for Candidates<'_, E, S> {
         Candidates::holds_k(self)
     }
 
-    fn report(self, emit: &mut Emit<'_>) {
+    fn report<T: Copy>(self, emit: &mut Emit<'_, T>) {
         report(self.finish(), emit);
     }
 }
@@ -299,7 +299,7 @@ impl<E: Entry> Pool for Sorted<E> {
     fn holds_k(&self) -> bool {
         self.filled == self.k
     }
-    fn report(self, emit: &mut Emit<'_>) {
+    fn report<T: Copy>(self, emit: &mut Emit<'_, T>) {
         report(self.best.get(..self.filled).unwrap_or_default(), emit);
     }
 }

@@ -135,7 +135,7 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) {
     let Some(row) = seq.contiguous() else {
         return scalar::select(seq, k, flip, buffer, emit);
@@ -170,7 +170,7 @@ const WHOLE_ROW_BYTES: usize = 4096;
 /// the call took 30% longer. Out of line in unoptimised builds (see `first_best`).
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn whole_row<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, emit: &mut Emit<'_>) {
+fn whole_row<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, emit: &mut Emit<'_, T>) {
     let mut words = [u64::MAX; WHOLE_ROW_BYTES / size_of::<u64>()];
     let entries = E::from_words(&mut words);
     // The caller checked that the row fits; `get_mut` only keeps the indexing panic-free.
@@ -183,7 +183,13 @@ fn whole_row<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, em
 /// Every element of `row` a candidate in `entries` (at least `row.len()` of them), the best K selected
 /// and sorted by `S`: rows with K at least half of n, in the caller's scratch, and [`whole_row`].
 #[inline(always)]
-fn select_all<S: Sorter, T: Element, E: Entry>(entries: &mut [E], row: &[T], k: usize, flip: u64, emit: &mut Emit<'_>) {
+fn select_all<S: Sorter, T: Element, E: Entry>(
+    entries: &mut [E],
+    row: &[T],
+    k: usize,
+    flip: u64,
+    emit: &mut Emit<'_, T>,
+) {
     let mut candidates = Candidates::<E, S>::sorted_by(entries, k);
     candidates.fill(row, flip);
     candidates.report(emit);
@@ -195,7 +201,7 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     k: usize,
     flip: u64,
     buffer: &mut [E],
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) {
     let map = KeyMap::of::<T>();
     // A row shorter than a block (33-63 f32 on AVX-512: MoE routing over 40-60 experts) had no block to
@@ -259,7 +265,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     flip: u64,
     map: &KeyMap,
     buffer: &mut [E],
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) {
     let may_bail = row.len() / BAIL_MIN_RATIO >= k;
     // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).

@@ -90,7 +90,7 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
     map: &KeyMap,
     cap: u64,
     capacity: usize,
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) -> bool {
     let n = row.len();
     let block = V::LANES * UNROLL;
@@ -269,7 +269,7 @@ pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(
     row: &[T],
     flip: u64,
     map: &KeyMap,
-    emit: &mut Emit<'_>,
+    emit: &mut Emit<'_, T>,
 ) -> bool {
     let n = row.len();
     let Some(last) = n.checked_sub(V::LANES) else {
@@ -301,12 +301,12 @@ pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(
         if matches == 0 {
             return false;
         }
-        emit(0, &[matches.trailing_zeros() as usize]);
+        emit.one(0, matches.trailing_zeros() as usize);
         return true;
     }
     // No element is below `best`; at the largest key every element holds it, and the first is 0.
     let Some(cap) = (best < map.ones).then(|| best + 1) else {
-        emit(0, &[0]);
+        emit.one(0, 0);
         return true;
     };
     // The block test under best + 1, the filter's own: a float compare per vector, a branch per block.
@@ -318,7 +318,7 @@ pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(
             let p = start + bits.trailing_zeros() as usize;
             // The lane test may pass more than the keys below cap (see `collect_below`).
             if row.get(p).is_some_and(|&value| ordered_key(value, flip) < cap) {
-                emit(0, &[p]);
+                emit.one(0, p);
                 return true;
             }
             bits &= bits - 1;
