@@ -15,7 +15,7 @@ use crate::data_type::DataType;
 
 mod sealed {
     use crate::backend::Engine;
-    use crate::entry::{Buffer, Emit};
+    use crate::entry::{Buffer, Emit, SideOutputs};
     use crate::sequence::{Sequence, Side};
 
     pub trait Sealed {
@@ -64,7 +64,7 @@ mod sealed {
             k: usize,
             flip: u64,
             buffer: Buffer<'_>,
-            emit: &mut dyn FnMut(usize, usize, usize),
+            emit: &mut SideOutputs<'_, Self>,
         ) -> usize;
 
         /// `Plan::run_sequences` for this type, writing 32-bit index words: the walk over sequences

@@ -15,7 +15,7 @@ use core::ptr::NonNull;
 use crate::arch;
 use crate::backend::{Backend, Engine};
 use crate::element::{Direction, Element, Key};
-use crate::entry::{Buffer, Emit, Entry, IndexWords, Outputs, packs_in_one_word};
+use crate::entry::{Buffer, Emit, Entry, IndexWords, LaneStarts, Outputs, SideOutputs, packs_in_one_word};
 use crate::error::Error;
 use crate::index::Index;
 use crate::sequence::{Sequence, Side};
@@ -334,23 +334,21 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
                         MAX_LANES - done,
                     )
                 };
-                let (values, indices) = (&self.values, &self.indices);
+                // SAFETY: `outputs` holds the output addresses of this group's sequences (`coord` when each
+                // was taken), with 0 on the axis; moved rank < k along it they stay coordinates, whose
+                // addresses validated outputs hold, written by this plan alone. The index type holds every
+                // position of a sequence.
+                let mut emit = unsafe {
+                    SideOutputs::new(
+                        side,
+                        self.k,
+                        (self.values.data, values_step),
+                        (W::index_words(self.indices.data), indices_step),
+                        LaneStarts::Listed(outputs.get(done..).unwrap_or_default()),
+                    )
+                };
                 let no_buffer = Buffer::Packed(&mut []);
-                let taken = engine.select_side::<T>(&side, self.k, flip, no_buffer, &mut |lane, rank, position| {
-                    debug_assert!(done + lane < MAX_LANES && rank < self.k && position < len);
-                    let Some(&[values_start, indices_start]) = outputs.get(done + lane) else {
-                        return;
-                    };
-                    let rank = rank as isize;
-                    // SAFETY: the output addresses are those of a sequence of this group (`coord` when
-                    // it was taken), with 0 on the axis, and rank < k is a coordinate along it, so both
-                    // were validated. `side.get` takes lane < count and position < len, which lie in the
-                    // tile: done + lane + position · MAX_LANES < len · MAX_LANES.
-                    unsafe {
-                        values.write(values_start + rank * values_step, side.get(lane, position));
-                        indices.write(indices_start + rank * indices_step, W::from_position(position));
-                    }
-                });
+                let taken = engine.select_side::<T>(&side, self.k, flip, no_buffer, &mut emit);
                 if taken == 0 {
                     break;
                 }
@@ -365,18 +363,17 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
     }
 
     /// Walks `sequences` from their start in runs of neighbours (same coordinates but the innermost),
-    /// letting `select` take the first `done` of each run side by side and report them through
-    /// `emit(lane, rank, position)`. Stops at the first run `select` declines (`done == 0`) and returns
+    /// letting `select` take the first `done` of each run side by side and write them to the outputs
+    /// ([`SideOutputs`]). Stops at the first run `select` declines (`done == 0`) and returns
     /// the first sequence not done.
     fn each_side(
         &mut self,
         sequences: Range<usize>,
-        mut select: impl FnMut(&Side<'_, T>, usize, u64, &mut dyn FnMut(usize, usize, usize)) -> usize,
+        mut select: impl FnMut(&Side<'_, T>, usize, u64, &mut SideOutputs<'_, T>) -> usize,
     ) -> usize {
         let inner = INNER;
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
-        let len = sizes[axis];
         let flip = self.direction.flip::<T::Key>();
         let (values_step, values_lane) = (self.values.strides[axis], self.values.strides[inner]);
         let (indices_step, indices_lane) = (self.indices.strides[axis], self.indices.strides[inner]);
@@ -389,28 +386,20 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
             // the innermost dimension (input stride 1, see `side_by_side`) it stays a coordinate, as
             // count <= sizes[inner] - coord[inner].
             let side = unsafe { Side::new(self.sequence(start), count) };
-            let (values, indices) = (&self.values, &self.indices);
-            let done = select(&side, self.k, flip, &mut |lane, rank, position| {
-                debug_assert!(
-                    lane < count && rank < self.k && position < len,
-                    "{lane} {rank} {position}"
-                );
-                let (lane, rank) = (lane as isize, rank as isize);
-                // SAFETY: `coord` moved `lane < count` along the innermost dimension is still a coordinate
-                // (count <= sizes[inner] - coord[inner]) with 0 on the axis, and rank < k is a coordinate
-                // along the axis, so both output addresses were validated; `side.get` takes lane < count
-                // and position < len.
-                unsafe {
-                    values.write(
-                        values_start + lane * values_lane + rank * values_step,
-                        side.get(lane as usize, position),
-                    );
-                    indices.write(
-                        indices_start + lane * indices_lane + rank * indices_step,
-                        W::from_position(position),
-                    );
-                }
-            });
+            // SAFETY: `coord` moved `lane < count` along the innermost dimension is still a coordinate
+            // (count <= sizes[inner] - coord[inner]) with 0 on the axis, and moved rank < k along the axis
+            // too, so the outputs' addresses from those of `coord` were validated; this plan alone writes
+            // them. The index type holds every position of a sequence.
+            let mut emit = unsafe {
+                SideOutputs::new(
+                    side,
+                    self.k,
+                    (self.values.data.offset(values_start), values_step),
+                    (W::index_words(self.indices.data.offset(indices_start)), indices_step),
+                    LaneStarts::Step([values_lane, indices_lane]),
+                )
+            };
+            let done = select(&side, self.k, flip, &mut emit);
             if done == 0 {
                 break;
             }
@@ -570,7 +559,6 @@ const TINY: usize = 32;
 /// layout to strides and offset (its sizes are the input's, but K along the axis).
 struct Output<'a, T> {
     data: NonNull<T>,
-    len: usize,
     strides: [isize; MAX_RANK],
     offset: usize,
     borrow: PhantomData<&'a mut [T]>,
@@ -580,7 +568,6 @@ impl<'a, T> Output<'a, T> {
     fn new<const D: usize>(view: ViewMut<'a, T, D>) -> Self {
         let layout = view.layout.pad();
         Output {
-            len: view.data.len(),
             data: NonNull::from(view.data).cast(),
             strides: layout.strides,
             offset: layout.offset(),
@@ -600,7 +587,6 @@ impl<'a, T> Output<'a, T> {
     unsafe fn cast<U>(self) -> Output<'a, U> {
         Output {
             data: self.data.cast(),
-            len: self.len,
             strides: self.strides,
             offset: self.offset,
             borrow: PhantomData,
@@ -610,25 +596,9 @@ impl<'a, T> Output<'a, T> {
     fn duplicate(&self) -> Self {
         Output {
             data: self.data,
-            len: self.len,
             strides: self.strides,
             offset: self.offset,
             borrow: PhantomData,
         }
-    }
-
-    /// Writes `value` at `address`.
-    ///
-    /// # Safety
-    /// `address` is the address of a coordinate of the output, and no other thread writes it.
-    #[inline(always)]
-    unsafe fn write(&self, address: isize, value: T) {
-        debug_assert!(
-            0 <= address && (address as usize) < self.len,
-            "address {address} of {}",
-            self.len
-        );
-        // SAFETY: validated layouts put every coordinate's address inside the borrowed slice.
-        unsafe { self.data.add(address as usize).write(value) }
     }
 }

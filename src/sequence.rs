@@ -58,6 +58,7 @@ impl<'a, T: Copy> Sequence<'a, T> {
 }
 
 /// `count` neighbouring sequences side by side: sequence `lane` is `first` moved `lane` elements on.
+#[derive(Clone, Copy)]
 pub(crate) struct Side<'a, T> {
     first: Sequence<'a, T>,
     count: usize,

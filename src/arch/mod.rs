@@ -28,7 +28,7 @@ pub(crate) mod aarch64;
 
 use crate::backend::Engine;
 use crate::element::{Element, Engines};
-use crate::entry::{Buffer, Emit, Entry};
+use crate::entry::{Buffer, Emit, Entry, SideOutputs};
 use crate::sequence::{Sequence, Side};
 
 /// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted in
@@ -213,9 +213,8 @@ impl Engine {
         !matches!(self, Engine::Scalar | Engine::Portable)
     }
 
-    /// Takes the first `done` sequences of `side` (one per lane, each taken whole or not at all: `done` is 0
-    /// or a multiple of the engine's lane count) and reports each one's first `k` positions through `emit(lane, rank,
-    /// position)`; `k >= 1`. K above [`SIDE_MAX_K`] needs a candidate buffer per lane in `buffer`
+    /// Takes the first `done` sequences of `side` (one per lane, each taken whole or not at all: `done` is
+    /// 0 or a multiple of the engine's lane count) and writes each one's first `k` to `emit`; `k >= 1`. K above [`SIDE_MAX_K`] needs a candidate buffer per lane in `buffer`
     /// (see `TopK::scratch_len`): with fewer, nothing is taken. Goes through `T`'s instance, compiled in
     /// this crate (see [`Engines`]).
     #[inline]
@@ -225,7 +224,7 @@ impl Engine {
         k: usize,
         flip: u64,
         buffer: Buffer<'_>,
-        emit: &mut dyn FnMut(usize, usize, usize),
+        emit: &mut SideOutputs<'_, T>,
     ) -> usize {
         T::select_side(self, side, k, flip, buffer, emit)
     }
@@ -238,7 +237,7 @@ impl Engine {
         k: usize,
         flip: u64,
         buffer: Buffer<'_>,
-        emit: &mut dyn FnMut(usize, usize, usize),
+        emit: &mut SideOutputs<'_, T>,
     ) -> usize {
         by_engine!(self,
             scalar => 0,
@@ -282,7 +281,7 @@ macro_rules! engines_compiled_here {
                 k: usize,
                 flip: u64,
                 buffer: Buffer<'_>,
-                emit: &mut dyn FnMut(usize, usize, usize),
+                emit: &mut SideOutputs<'_, $t>,
             ) -> usize {
                 engine.select_side_here(side, k, flip, buffer, emit)
             }

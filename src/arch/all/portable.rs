@@ -16,7 +16,7 @@ use wide::{f32x8, f64x4, i32x8, u16x8, u32x8, u64x4};
 use crate::arch::generic;
 use crate::candidates::CoreSort;
 use crate::element::Element;
-use crate::entry::{Buffer, Emit, Entry};
+use crate::entry::{Buffer, Emit, Entry, SideOutputs};
 use crate::sequence::{Sequence, Side};
 use crate::vector::{MAX_LANES, Vector};
 
@@ -38,7 +38,7 @@ pub(crate) fn select_side<T: Element>(
     k: usize,
     flip: u64,
     buffer: Buffer<'_>,
-    emit: &mut dyn FnMut(usize, usize, usize),
+    emit: &mut SideOutputs<'_, T>,
 ) -> usize {
     generic::select_side::<U32x8, U64x4, CoreSort, T>(side, k, flip, buffer, emit)
 }

@@ -47,7 +47,7 @@ macro_rules! simd_engine {
                 k: usize,
                 flip: u64,
                 buffer: $crate::entry::Buffer<'_>,
-                emit: &mut dyn FnMut(usize, usize, usize),
+                emit: &mut $crate::entry::SideOutputs<'_, T>,
             ) -> usize {
                 // SAFETY: as in `select`.
                 unsafe { engine_select_side(side, k, flip, buffer, emit) }
@@ -128,7 +128,7 @@ macro_rules! simd_engine {
             k: usize,
             flip: u64,
             buffer: $crate::entry::Buffer<'_>,
-            emit: &mut dyn FnMut(usize, usize, usize),
+            emit: &mut $crate::entry::SideOutputs<'_, T>,
         ) -> usize {
             $crate::arch::generic::select_side::<$v32, $v64, $sorter, T>(side, k, flip, buffer, emit)
         }

@@ -33,25 +33,25 @@ use core::mem::size_of;
 
 use crate::candidates::{Candidates, Sorter, capacity};
 use crate::element::{Element, Sealed};
-use crate::entry::{Buffer, Entry};
+use crate::entry::{Buffer, Entry, SideOutputs};
 use crate::sequence::Side;
 use crate::vector::{MAX_LANES, Vector};
 
 use super::filter::{HALF_K, SMALL_K};
 use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, float_limits, keys};
 
-/// Reads neighbouring sequences of `side` side by side, one per lane, and reports each one's first K
-/// through `emit(lane, rank, position)`. Returns the sequences taken: a multiple of `V::LANES` (one group
-/// of lanes, or with K <= 16 as many groups as fit), or 0 (nothing reported) when `side` has fewer than
-/// `V::LANES`, positions do not fit the lanes, or K is above 16 and `buffer` holds fewer than `V::LANES`
-/// candidate buffers (`candidates::capacity` entries each).
+/// Reads neighbouring sequences of `side` side by side, one per lane, and writes each one's first K to
+/// `emit` (`write(lane, rank, position)`). Returns the sequences taken: a multiple of `V::LANES` (one
+/// group of lanes, or with K <= 16 as many groups as fit), or 0 (nothing written) when `side` has fewer
+/// than `V::LANES`, positions do not fit the lanes, or K is above 16 and `buffer` holds fewer than
+/// `V::LANES` candidate buffers (`candidates::capacity` entries each).
 #[inline(always)]
 pub(crate) fn select_side<V32: Vector, V64: Vector, S: Sorter, T: Element>(
     side: &Side<'_, T>,
     k: usize,
     flip: u64,
     buffer: Buffer<'_>,
-    emit: &mut dyn FnMut(usize, usize, usize),
+    emit: &mut SideOutputs<'_, T>,
 ) -> usize {
     if const { size_of::<T>() == 8 } {
         side_by_kind::<V64, S, T>(side, k, flip, buffer, emit)
@@ -67,7 +67,7 @@ fn side_by_kind<V: Vector, S: Sorter, T: Element>(
     k: usize,
     flip: u64,
     buffer: Buffer<'_>,
-    emit: &mut dyn FnMut(usize, usize, usize),
+    emit: &mut SideOutputs<'_, T>,
 ) -> usize {
     let map = KeyMap::of::<T>();
     match <T as Sealed>::KEY_FORM {
@@ -85,7 +85,7 @@ fn side_by_k<V: Vector, S: Sorter, T: Element, const KIND: u8>(
     flip: u64,
     map: &KeyMap,
     buffer: Buffer<'_>,
-    emit: &mut dyn FnMut(usize, usize, usize),
+    emit: &mut SideOutputs<'_, T>,
 ) -> usize {
     if k <= HALF_K {
         return side_filter::<V, T, KIND, HALF_K>(side, k, flip, map, emit);
@@ -111,7 +111,7 @@ fn side_pools<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     flip: u64,
     map: &KeyMap,
     buffer: &mut [E],
-    emit: &mut dyn FnMut(usize, usize, usize),
+    emit: &mut SideOutputs<'_, T>,
 ) -> usize {
     let (lanes, len) = (V::LANES, side.len());
     let each = capacity(len, k);
@@ -186,16 +186,16 @@ fn side_pools<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     lanes
 }
 
-/// Reports each lane's first `k` of `best` (sorted) through `emit(lane, rank, position)`, rank by rank
-/// as the side filter does: the lanes' outputs of one rank are neighbours (on a non-last axis of the
-/// outputs too), where a lane's ranks lie a stride apart (4096 sequences of 256 with K = 100, lane by
-/// lane: the writes took a third of the time).
+/// Writes each lane's first `k` of `best` (sorted) to `emit`, rank by rank as the side filter does: the
+/// lanes' outputs of one rank are neighbours (on a non-last axis of the outputs too), where a lane's
+/// ranks lie a stride apart (4096 sequences of 256 with K = 100, lane by lane: the writes took a third
+/// of the time).
 #[inline(always)]
-fn emit_by_rank<E: Entry>(best: &[&[E]; MAX_LANES], k: usize, emit: &mut dyn FnMut(usize, usize, usize)) {
+fn emit_by_rank<T: Copy, E: Entry>(best: &[&[E]; MAX_LANES], k: usize, emit: &mut SideOutputs<'_, T>) {
     for rank in 0..k {
         for (lane, entries) in best.iter().enumerate() {
             if let Some(entry) = entries.get(rank) {
-                emit(lane, rank, entry.position());
+                emit.write(lane, rank, entry.position());
             }
         }
     }
@@ -268,7 +268,7 @@ fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
     k: usize,
     flip: u64,
     map: &KeyMap,
-    emit: &mut dyn FnMut(usize, usize, usize),
+    emit: &mut SideOutputs<'_, T>,
 ) -> usize {
     if const { !crate::arch::SIMD_ENGINES } || side.count() < 2 * V::LANES || side.len() < 8 * S {
         return side_groups::<V, T, KIND, S, 1, KEYS>(side, k, flip, map, emit);
@@ -290,7 +290,7 @@ fn side_tests<V: Vector, T: Element, const KIND: u8, const S: usize, const G: us
     k: usize,
     flip: u64,
     map: &KeyMap,
-    emit: &mut dyn FnMut(usize, usize, usize),
+    emit: &mut SideOutputs<'_, T>,
 ) -> usize {
     if const { KIND != FLOAT || size_of::<T>() < 4 } {
         side_groups::<V, T, KIND, S, G, KEYS>(side, k, flip, map, emit)
@@ -329,7 +329,7 @@ fn side_groups<V: Vector, T: Element, const KIND: u8, const S: usize, const G: u
     k: usize,
     flip: u64,
     map: &KeyMap,
-    emit: &mut dyn FnMut(usize, usize, usize),
+    emit: &mut SideOutputs<'_, T>,
 ) -> usize {
     let lanes = V::LANES;
     let groups = (side.count() / lanes).min(G);
@@ -388,7 +388,7 @@ fn side_groups<V: Vector, T: Element, const KIND: u8, const S: usize, const G: u
     for rank in first..S {
         for (g, at) in at.iter().take(groups).enumerate() {
             for (lane, &position) in at[rank].lanes().iter().take(lanes).enumerate() {
-                emit(g * lanes + lane, rank - first, position as usize);
+                emit.write(g * lanes + lane, rank - first, position as usize);
             }
         }
     }
