@@ -167,6 +167,23 @@ pub(crate) enum IndexWords {
     U64(NonNull<u64>),
 }
 
+impl IndexWords {
+    /// Writes `position` as the word `at` words on.
+    ///
+    /// # Safety
+    /// That word can be written, and `position` fits the index type.
+    #[inline(always)]
+    unsafe fn write(self, at: isize, position: usize) {
+        // SAFETY: the caller's.
+        unsafe {
+            match self {
+                IndexWords::U32(words) => words.offset(at).write(position as u32),
+                IndexWords::U64(words) => words.offset(at).write(position as u64),
+            }
+        }
+    }
+}
+
 impl<'a, T: Copy> Outputs<'a, T> {
     /// The outputs of `input`'s first `k`.
     ///
@@ -178,10 +195,8 @@ impl<'a, T: Copy> Outputs<'a, T> {
     pub(crate) unsafe fn new(
         input: Sequence<'a, T>,
         k: usize,
-        values: NonNull<T>,
-        values_step: isize,
-        indices: IndexWords,
-        indices_step: isize,
+        (values, values_step): (NonNull<T>, isize),
+        (indices, indices_step): (IndexWords, isize),
     ) -> Self {
         Outputs {
             input,
@@ -208,15 +223,13 @@ impl<'a, T: Copy> Outputs<'a, T> {
             return;
         }
         let rank = rank as isize;
-        // SAFETY: rank < k (`new`'s precondition makes both addresses writable); position < len.
+        // SAFETY: rank < k (`new`'s precondition makes both addresses writable, and the index type holds
+        // the position); position < len.
         unsafe {
             self.values
                 .offset(rank * self.values_step)
                 .write(self.input.get(position));
-            match self.indices {
-                IndexWords::U32(words) => words.offset(rank * self.indices_step).write(position as u32),
-                IndexWords::U64(words) => words.offset(rank * self.indices_step).write(position as u64),
-            }
+            self.indices.write(rank * self.indices_step, position);
         }
     }
 }
@@ -331,15 +344,12 @@ impl<'a, T: Copy> SideOutputs<'a, T> {
         };
         let rank = rank as isize;
         // SAFETY: lane < count (and below the list's length) and rank < k, so `new`'s precondition makes
-        // both addresses writable; lane < count and position < len for `get`.
+        // both addresses writable (and the index type holds the position); lane < count and
+        // position < len for `get`.
         unsafe {
             let value = self.input.get(lane, position);
             self.values.offset(values_start + rank * self.values_step).write(value);
-            let at = indices_start + rank * self.indices_step;
-            match self.indices {
-                IndexWords::U32(words) => words.offset(at).write(position as u32),
-                IndexWords::U64(words) => words.offset(at).write(position as u64),
-            }
+            self.indices.write(indices_start + rank * self.indices_step, position);
         }
     }
 }

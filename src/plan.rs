@@ -445,10 +445,8 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
                 Outputs::new(
                     seq,
                     self.k,
-                    self.values.data.offset(values_start),
-                    values_step,
-                    W::index_words(self.indices.data.offset(indices_start)),
-                    indices_step,
+                    (self.values.data.offset(values_start), values_step),
+                    (W::index_words(self.indices.data.offset(indices_start)), indices_step),
                 )
             };
             select(&seq, self.k, flip, &mut Emit::Outputs(outputs));
