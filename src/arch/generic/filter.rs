@@ -131,8 +131,8 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
                 tested &= tested - 1;
                 if unit <= 64 {
                     // The unit's blocks' bits as one mask and one loop over it, where a loop per block
-                    // had two exits a unit to mispredict (AVX2, 32 x 128k f16: K = 100 0.386-0.391 to
-                    // 0.329 ms, K = 50 0.254-0.276 to 0.253-0.274).
+                    // had two exits a unit to mispredict (AVX2, 32 x 128k f16: K = 100 0.369-0.391 to
+                    // 0.329-0.351 ms, K = 50 0.253-0.276 to 0.252-0.274).
                     let mut bits = 0;
                     for b in 0..unit / block {
                         // The chunk lies inside the row: every block is whole, and starts where asked.
