@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! slots ← caller buffer of 2K (key, position, value)
-//! push(chunk at start):  long contiguous chunk: its own first K by the SIMD engine, each offered
+//! push(chunk at start):  long contiguous chunk: its own first K by the SIMD engine, scanning under
+//!                        the K-th kept key once there is one, each offered
 //!                        otherwise each block of 32: skipped if no key is at or before the K-th kept one,
 //!                        else each x offered
 //! offer x:               if not yet full or (key, position) < K-th kept: append; if full: compact
@@ -36,21 +37,27 @@ const BLOCK: usize = 32;
 /// Whether [`Accumulator::push`] selects a chunk of `len` through the engine rather than offering it.
 /// Before the first compaction there is no K-th key to skip blocks against, and the engine's own pools
 /// are faster; its first K·ln(n/K) or so survivors each cost a branch out of its loop (measured
-/// crossovers then: K = 8 between chunks of 64 and 128, K = 100 at about 4096). Afterwards, offering
-/// skips nearly every block against the K-th key, and the engine, which starts each chunk from no
-/// threshold, catches up only on chunks of 64Ki (Xeon, AVX-512, 1M f32 and i32, K = 8, 16 and 100:
-/// chunks of 32Ki 0.14-0.32 ns an element against 0.14-0.22 offered, 128Ki 0.13-0.17 against 0.13-0.20);
-/// on a strided chunk the engine is the scalar one, and never catches up (reversed chunks of 64Ki: 1.0
-/// against 0.49).
+/// crossovers then: K = 8 between chunks of 64 and 128, K = 100 at about 4096). Afterwards the engine
+/// scans under the K-th kept key ([`Accumulator::cap_for`]), as one scan of the whole sequence would
+/// have reached the chunk, from [`CAPPED_ENGINE_MIN`] elements on. On a strided chunk the engine is the
+/// scalar one, and never catches up (reversed chunks of 64Ki: 1.0 against 0.49 ns an element offered).
 fn engine_pays(len: usize, k: usize, has_threshold: bool, contiguous: bool) -> bool {
     let ratio = if k <= 16 { 16 } else { 48 };
     contiguous
         && if has_threshold {
-            len >= 1 << 16
+            len >= CAPPED_ENGINE_MIN
         } else {
             len / ratio >= k
         }
 }
+
+/// Contiguous chunks from this long are selected by the engine under the K-th kept key rather than
+/// offered block by block. Shorter rows take the engine's short-row paths, which do not use the key
+/// (chunks of 512 with K = 100 took 16x the offers' time). Zen 3, AVX2, 1M elements in chunks, µs,
+/// offered against the engine: f32 K = 100 chunks of 768 305 / 167, 1024 293 / 148, 4096 278 / 121,
+/// 64Ki 202 / 90; K = 8 1024 206 / 147, 4096 189 / 91; f16 K = 8 1024 146 / 83; i32 K = 8 1024 122 /
+/// 116. Before the key was passed, the engine caught up with the offers only on chunks of 64Ki.
+const CAPPED_ENGINE_MIN: usize = 1024;
 
 /// One kept element: its key, its position in the whole sequence and its value.
 #[derive(Clone, Copy, Debug)]
@@ -144,12 +151,14 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// Adds the piece of the sequence that starts at position `start`. Pieces may come in any order;
     /// the caller keeps their positions distinct (a position given twice counts twice).
     ///
-    /// Once the K-th best key so far is known, blocks of 32 elements with no key at or before it are
-    /// skipped whole, by a test compiled for the widest vectors this CPU has: about 0.2 ns an element for
-    /// f32 in contiguous chunks of any length (0.45 gathered through a stride), where offering each
-    /// element costs about 1.1 ns. Until then, and for contiguous chunks of 64Ki elements on, the chunk is
-    /// first cut to its own top K by the fastest engine (K up to 128, 64 for 64-bit types), with its
-    /// candidates in 2 KiB of stack.
+    /// Contiguous chunks are first cut to their own top K by the fastest engine (K up to 128, 64 for
+    /// 64-bit types, with its candidates in 2 KiB of stack): the first chunk when it is long enough, and
+    /// once the K-th best key so far is known, chunks of 1024 elements on, scanned under that key as one
+    /// scan of the whole sequence would be (1M f32 with K = 100 in chunks of 4096: about 0.12 ns an
+    /// element, against 0.08 in one call). Other chunks are offered in blocks of 32 elements, those with
+    /// no key at or before the K-th skipped whole by a test compiled for the widest vectors this CPU has:
+    /// about 0.2-0.3 ns an element for f32 (0.45 gathered through a stride), where offering each element
+    /// costs about 1.1 ns.
     pub fn push_at(&mut self, start: u64, chunk: View<'_, T, 1>) -> Result<(), Error> {
         let [len] = chunk.sizes();
         let end = start
@@ -243,7 +252,12 @@ impl<'s, T: Element> Accumulator<'s, T> {
         let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
         let k = self.k;
         let needed = scratch_len::<T>(len, k);
-        if k == 0 || !engine_pays(len, k, self.full, stride == 1) || needed > STACK_WORDS {
+        let cap = self.cap_for(start);
+        if cap == Some(0) {
+            // K of the best key, all before the chunk: nothing in it can enter.
+            return true;
+        }
+        if k == 0 || !engine_pays(len, k, cap.is_some(), stride == 1) || needed > STACK_WORDS {
             return false;
         }
         let Some(engine) = Engine::new(Backend::Auto.resolve()) else {
@@ -253,6 +267,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
         // SAFETY: the view's constructor proved `offset + position · stride` an index of `data` for every
         // `position < len`.
         let seq = unsafe { Sequence::new(data, offset, stride, len) };
+        let seq = cap.map_or(seq, |cap| seq.with_cap(cap));
         let mut offer_positions = |_first_rank: usize, positions: &[usize]| {
             for &position in positions {
                 if let Some(&value) = data.get((offset + position as isize * stride) as usize) {
@@ -280,6 +295,18 @@ impl<'s, T: Element> Accumulator<'s, T> {
             );
         }
         true
+    }
+
+    /// Keys at or above this cannot enter from a chunk starting at `start` (`None` until the first
+    /// compaction, or where every key can): below the K-th kept key, or at it for a chunk before its
+    /// position, whose equal keys would come first.
+    fn cap_for(&self, start: u64) -> Option<u64> {
+        let kth = self.slots.get(self.k.checked_sub(1)?).filter(|_| self.full)?;
+        if start > kth.position {
+            return Some(kth.key);
+        }
+        let largest = u64::MAX >> (64 - <T::Key as Key>::BITS);
+        (kth.key < largest).then(|| kth.key + 1)
     }
 
     /// Folds in another accumulator of the same sequence (K and direction must match).

@@ -11,6 +11,8 @@ pub(crate) struct Sequence<'a, T> {
     start: isize,
     stride: isize,
     len: usize,
+    /// Keys at or above this may be left out of the report ([`with_cap`](Self::with_cap)).
+    cap: Option<u64>,
 }
 
 impl<'a, T: Copy> Sequence<'a, T> {
@@ -25,7 +27,24 @@ impl<'a, T: Copy> Sequence<'a, T> {
             start,
             stride,
             len,
+            cap: None,
         }
+    }
+
+    /// The same sequence, for a caller that has no use for keys at or above `cap` (ordered keys, as
+    /// [`ordered_key`](crate::element::ordered_key) makes them): an engine may then report fewer than K,
+    /// only the first K of those below `cap`, or ignore the cap and report the first K as usual. An
+    /// [`Accumulator`](crate::Accumulator) passes its K-th kept key, so that a chunk's scan starts with
+    /// the threshold its earlier chunks left, as one scan of the whole sequence would have it.
+    #[inline(always)]
+    pub(crate) fn with_cap(self, cap: u64) -> Self {
+        Sequence { cap: Some(cap), ..self }
+    }
+
+    /// See [`with_cap`](Self::with_cap).
+    #[inline(always)]
+    pub(crate) fn cap(&self) -> Option<u64> {
+        self.cap
     }
 
     /// Number of elements.

@@ -88,7 +88,8 @@ fn sequential_pushes_of_a_strided_sequence() {
 }
 
 /// Chunks of every length, pushed in position order or shuffled, through contiguous and reversed views:
-/// the engine's (contiguous, before the first compaction or of 64Ki on) and the offers with blocks skipped
+/// the engine's (contiguous, before the first compaction, or of 1024 on under the K-th kept key, which
+/// shuffled pieces may tie ahead of) and the offers with blocks skipped
 /// against the K-th key (loaded whole when contiguous, gathered when reversed). Every type, K on both
 /// sides of the engine's limits (16, and 128 candidates on the stack), both directions, bit for bit
 /// against one call of the reference.

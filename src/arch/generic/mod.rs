@@ -147,9 +147,9 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
         return select_all::<S, T, E>(buffer, row, k, flip, emit);
     }
     if const { size_of::<T>() == 8 } {
-        by_kind::<V64, S, T, E>(row, k, flip, buffer, emit);
+        by_kind::<V64, S, T, E>(row, k, flip, seq.cap(), buffer, emit);
     } else {
-        by_kind::<V32, S, T, E>(row, k, flip, buffer, emit);
+        by_kind::<V32, S, T, E>(row, k, flip, seq.cap(), buffer, emit);
     }
 }
 
@@ -200,6 +200,7 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
     k: usize,
     flip: u64,
+    cap: Option<u64>,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) {
@@ -223,21 +224,23 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     };
     // Every condition is a `const` (see the module doc): each engine compiles one kind of filter per type.
     match <T as Sealed>::KEY_FORM {
-        UNSIGNED => filter_row::<V, S, T, E, UNSIGNED>(row, k, flip, &map, buffer, emit),
-        SIGNED => filter_row::<V, S, T, E, SIGNED>(row, k, flip, &map, buffer, emit),
-        _ if const { size_of::<T>() >= 4 } => filter_row::<V, S, T, E, NATIVE_FLOAT>(row, k, flip, &map, buffer, emit),
+        UNSIGNED => filter_row::<V, S, T, E, UNSIGNED>(row, k, flip, cap, &map, buffer, emit),
+        SIGNED => filter_row::<V, S, T, E, SIGNED>(row, k, flip, cap, &map, buffer, emit),
+        _ if const { size_of::<T>() >= 4 } => {
+            filter_row::<V, S, T, E, NATIVE_FLOAT>(row, k, flip, cap, &map, buffer, emit)
+        }
         _ if const { matches!(T::DATA_TYPE, DataType::F16) && (V::HALF_LANES || V::CONVERTS_HALF) } => {
-            filter_row::<V, S, T, E, HALF>(row, k, flip, &map, buffer, emit)
+            filter_row::<V, S, T, E, HALF>(row, k, flip, cap, &map, buffer, emit)
         }
         _ if const { matches!(T::DATA_TYPE, DataType::Bf16) && V::WIDENS_BF16 } => {
-            filter_row::<V, S, T, E, BRAIN>(row, k, flip, &map, buffer, emit)
+            filter_row::<V, S, T, E, BRAIN>(row, k, flip, cap, &map, buffer, emit)
         }
-        _ => filter_row::<V, S, T, E, FLOAT>(row, k, flip, &map, buffer, emit),
+        _ => filter_row::<V, S, T, E, FLOAT>(row, k, flip, cap, &map, buffer, emit),
     }
 }
 
 /// The filter, in up to three passes from one call site (the filter inlined once: it is most of an
-/// engine's code):
+/// engine's code), every pass under `caller_cap` too where the caller gave one ([`Sequence::with_cap`]):
 ///
 /// ```text
 /// guess:   long rows with K > 16: the 8th smallest of the minima of 4 · LANES groups of the row's
@@ -263,6 +266,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
+    caller_cap: Option<u64>,
     map: &KeyMap,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
@@ -273,7 +277,13 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     if k == 1 && V::SPECIALIZE && row.len() <= FIRST_BEST_MAX && first_best::<V, T, KIND>(row, flip, map, emit) {
         return;
     }
-    let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
+    // Under a caller's cap (the K-th key of the sequence so far) the prefix's bound would seldom be
+    // tighter, and reading it cost a fifth of a 1024-element chunk with K = 8.
+    let prefix_cap = if caller_cap.is_some() {
+        None
+    } else {
+        prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of)
+    };
     // A cap of 1 (the bound is the smallest key: K NaNs when selecting `Decreasing`, say) leaves the row
     // to the filter, which stops at the K-th such element, where collecting took them all (4096 rows of 256
     // f32, one in 8 a NaN, K = 8: AVX-512 1.01 to 0.72 ms, AVX2 1.33 to 0.84).
@@ -289,6 +299,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     // 512, whole against collected: K = 48 of 256, 3.09 to 2.55; K = 64 of 256, 3.09 to 3.25; K = 100
     // of 512, 2.69 to 2.75; K = 128 of 512, 2.74 to 3.28).
     let pieces_cap = if short_cap.is_none()
+        && caller_cap.is_none()
         && prefix_cap != Some(1)
         && collects
         && k > HALF_K
@@ -315,15 +326,19 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
+    // The bounds every pass keeps: the prefix's and the caller's.
+    let sure_cap = both(prefix_cap, caller_cap);
     let prefix = GUESS_PREFIX.saturating_mul(row.len()) / k;
     // No closure around vector code: a closure does not inherit the ISA wrapper's target features, and
     // its intrinsics become calls when LLVM does not inline it (this one once cost 6x on f16 rows).
-    let guess = if V::SPECIALIZE && k >= GUESS_MIN_K && may_bail {
+    // Not under a caller's cap: that is the K-th key of the sequence so far, which a guess from this
+    // chunk's start would rarely beat.
+    let guess = if V::SPECIALIZE && k >= GUESS_MIN_K && may_bail && caller_cap.is_none() {
         minima_bound::<V, T, KIND>(row.get(..prefix).unwrap_or(row), GUESS_RANK, flip, map, UNROLL).and_then(cap_of)
     } else {
         None
     };
-    let mut stage = guess.map_or(Stage::Safe(prefix_cap), Stage::Guessed);
+    let mut stage = guess.map_or(Stage::Safe(sure_cap), Stage::Guessed);
     loop {
         let (cap, may_bail, whole) = match stage {
             Stage::Guessed(guess) => (both(prefix_cap, Some(guess)), may_bail, true),
@@ -335,8 +350,8 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
             pass::<V, S, T, E, KIND>(row, k, flip, map, cap, may_bail, whole, buffer, emit),
         ) {
             (_, Outcome::Done) => return,
-            (Stage::Guessed(_), Outcome::Short) => Stage::Safe(prefix_cap),
-            _ => Stage::Sampled(both(prefix_cap, cap_of(sample_bound::<S, T, E>(row, k, flip, buffer)))),
+            (Stage::Guessed(_), Outcome::Short) => Stage::Safe(sure_cap),
+            _ => Stage::Sampled(both(sure_cap, cap_of(sample_bound::<S, T, E>(row, k, flip, buffer)))),
         };
     }
 }
