@@ -53,10 +53,11 @@ fn engine_pays(len: usize, k: usize, has_threshold: bool, contiguous: bool) -> b
 
 /// Contiguous chunks from this long are selected by the engine under the K-th kept key rather than
 /// offered block by block. Shorter rows take the engine's short-row paths, which do not use the key
-/// (chunks of 512 with K = 100 took 16x the offers' time). Zen 3, AVX2, 1M elements in chunks, µs,
-/// offered against the engine: f32 K = 100 chunks of 768 305 / 167, 1024 293 / 148, 4096 278 / 121,
-/// 64Ki 202 / 90; K = 8 1024 206 / 147, 4096 189 / 91; f16 K = 8 1024 146 / 83; i32 K = 8 1024 122 /
-/// 116. Before the key was passed, the engine caught up with the offers only on chunks of 64Ki.
+/// (chunks of 512 with K = 100 took 16x the offers' time). Zen 3, AVX2, 1M uniform elements in
+/// chunks, µs, offered against the engine: f32 K = 100 chunks of 1024 437 / 236, 4096 407 / 169, 64Ki
+/// 286 / 117; K = 8 1024 310 / 242, 4096 276 / 129; f16 K = 8 1024 247 / 203, K = 100 233 / 120; i32
+/// K = 100 1024 292 / 238; the one loss, i32 with K = 8 in chunks of 1024, 137 / 144 and 201 / 226.
+/// Before the key was passed, the engine caught up with the offers only on chunks of 64Ki.
 const CAPPED_ENGINE_MIN: usize = 1024;
 
 /// One kept element: its key, its position in the whole sequence and its value.

@@ -277,13 +277,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     if k == 1 && V::SPECIALIZE && row.len() <= FIRST_BEST_MAX && first_best::<V, T, KIND>(row, flip, map, emit) {
         return;
     }
-    // Under a caller's cap (the K-th key of the sequence so far) the prefix's bound would seldom be
-    // tighter, and reading it cost a fifth of a 1024-element chunk with K = 8.
-    let prefix_cap = if caller_cap.is_some() {
-        None
-    } else {
-        prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of)
-    };
+    let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
     // A cap of 1 (the bound is the smallest key: K NaNs when selecting `Decreasing`, say) leaves the row
     // to the filter, which stops at the K-th such element, where collecting took them all (4096 rows of 256
     // f32, one in 8 a NaN, K = 8: AVX-512 1.01 to 0.72 ms, AVX2 1.33 to 0.84).
