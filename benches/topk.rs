@@ -162,8 +162,9 @@ fn counted(c: &mut Criterion) {
 
 /// 1M f32 streamed through an `Accumulator` in chunks (an LLM vocabulary arriving in shards, a stream
 /// cut into blocks), against one call on the whole row; each iteration's result is checked against it.
-/// The first chunk and chunks of 64Ki on are selected by the engine before they are offered; the others
-/// are offered with the blocks that cannot enter skipped.
+/// The first chunk, and once there is a K-th kept key chunks of 1024 on (scanned under that key), are
+/// selected by the engine before they are offered; the others are offered with the blocks that cannot
+/// enter skipped.
 fn accumulated(c: &mut Criterion) {
     let mut group = c.benchmark_group("accumulated");
     group.sample_size(10);
