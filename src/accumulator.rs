@@ -21,7 +21,7 @@ use core::cmp::Ordering;
 use crate::arch::Vectorizable;
 use crate::backend::{Backend, Engine};
 use crate::element::{Direction, Element, Key, ordered_key};
-use crate::entry::{Emit, Entry, packs_in_one_word};
+use crate::entry::Emit;
 use crate::error::{Error, Tensor};
 use crate::index::Index;
 use crate::sequence::Sequence;
@@ -277,24 +277,13 @@ impl<'s, T: Element> Accumulator<'s, T> {
             }
         };
         let mut scratch = [0u64; STACK_WORDS];
-        let words = &mut scratch[..needed];
-        if packs_in_one_word(<T::Key as Key>::BITS, len) {
-            engine.select(
-                &seq,
-                k,
-                flip,
-                u64::from_words(words),
-                &mut Emit::Each(&mut offer_positions),
-            );
-        } else {
-            engine.select(
-                &seq,
-                k,
-                flip,
-                <[u64; 2]>::from_words(words),
-                &mut Emit::Each(&mut offer_positions),
-            );
-        }
+        engine.select_in_words(
+            &seq,
+            k,
+            flip,
+            &mut scratch[..needed],
+            &mut Emit::Each(&mut offer_positions),
+        );
         true
     }
 

@@ -27,8 +27,8 @@ pub(crate) mod x86_64;
 pub(crate) mod aarch64;
 
 use crate::backend::Engine;
-use crate::element::{Element, Engines};
-use crate::entry::{Buffer, Emit, Entry, SideOutputs};
+use crate::element::{Element, Engines, Key};
+use crate::entry::{Buffer, Emit, Entry, SideOutputs, packs_in_one_word};
 use crate::sequence::{Sequence, Side};
 
 /// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted in
@@ -91,6 +91,25 @@ impl Engine {
         match E::buffer(buffer) {
             Buffer::Packed(words) => T::select_packed(self, seq, k, flip, words, emit),
             Buffer::Wide(pairs) => T::select_wide(self, seq, k, flip, pairs, emit),
+        }
+    }
+
+    /// [`select`](Self::select) with its candidates in `words` (at least
+    /// [`scratch_len`](crate::scratch_len)`::<T>(seq.len(), k)`): one word an entry where a key and a
+    /// position pack into one, two otherwise.
+    #[inline]
+    pub(crate) fn select_in_words<T: Element>(
+        self,
+        seq: &Sequence<'_, T>,
+        k: usize,
+        flip: u64,
+        words: &mut [u64],
+        emit: &mut Emit<'_, T>,
+    ) {
+        if packs_in_one_word(<T::Key as Key>::BITS, seq.len()) {
+            self.select(seq, k, flip, u64::from_words(words), emit);
+        } else {
+            self.select(seq, k, flip, <[u64; 2]>::from_words(words), emit);
         }
     }
 

@@ -416,7 +416,6 @@ mod tests {
     use super::*;
     use crate::backend::Engine;
     use crate::element::{Key, ordered_key};
-    use crate::entry::packs_in_one_word;
     use lanes::from_bits;
     use testing::xorshift;
 
@@ -456,17 +455,7 @@ mod tests {
                 assert_eq!(first_rank, out.len(), "ranks in order");
                 out.extend_from_slice(positions);
             };
-            if packs_in_one_word(<T::Key as Key>::BITS, row.len()) {
-                engine.select(&seq, k, flip, u64::from_words(&mut words), &mut Emit::Each(&mut each));
-            } else {
-                engine.select(
-                    &seq,
-                    k,
-                    flip,
-                    <[u64; 2]>::from_words(&mut words),
-                    &mut Emit::Each(&mut each),
-                );
-            }
+            engine.select_in_words(&seq, k, flip, &mut words, &mut Emit::Each(&mut each));
             out
         }
         fn check<T: Element>() {
