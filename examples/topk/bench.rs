@@ -4,7 +4,9 @@
 //! timed loop: one warm-up run, then the median of `reps` runs. The floor is the median of as many
 //! passes that read the same input in the same order and write one value per sequence (a fold of the
 //! bits along the axis): no top-K can be faster than reading its input once, so `median_s / floor_s`
-//! says how far the kernel is from the memory bound.
+//! says how far the kernel is from the memory bound. On one thread the kernel's runs and the floor's
+//! alternate, so that a shared host's slow and quiet phases meet both alike (run one after the other,
+//! the ratio on 32 x 128k f32 with K = 50 moved from 1.04 to 1.88 between runs on the same build).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -134,7 +136,17 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
         .filter(|&(d, _)| d != axis)
         .map(|(_, &n)| n)
         .product();
-    let median_s = if case.threads == 1 {
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let mut folds = filled(outer * inner, T::default().raw())?;
+    let mut floor = || {
+        if elements != 0 {
+            streaming_fold(black_box(&data), len, inner, &mut folds);
+        }
+        black_box(&folds);
+        Ok(())
+    };
+    let (median_s, floor_s) = if case.threads == 1 {
         let mut plan = TopK::new(
             input,
             padded,
@@ -145,15 +157,26 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
         )
         .map_err(library)?;
         let mut scratch = filled(plan.scratch_len(), 0u64)?;
+        // Warm-ups, then the kernel and the floor in turn, so that a change of the machine's speed
+        // (a shared host's phases) meets both alike.
         plan.run_sequences(0..sequences, case.backend, &mut scratch)
-            .map_err(library)?; // warm-up
-        median(case.reps, &mut || {
-            plan.run_sequences(0..sequences, case.backend, black_box(&mut scratch))
-                .map_err(library)
-        })?
+            .map_err(library)?;
+        floor()?;
+        medians(
+            case.reps,
+            &mut || {
+                plan.run_sequences(0..sequences, case.backend, black_box(&mut scratch))
+                    .map_err(library)
+            },
+            &mut floor,
+        )?
     } else {
-        threaded(case, input, padded, &out_shape, &mut values, &mut indices)?
+        let median_s = threaded(case, input, padded, &out_shape, &mut values, &mut indices)?;
+        floor()?;
+        (median_s, median(case.reps, &mut floor)?)
     };
+    // An empty tensor reads nothing.
+    let floor_s = if elements == 0 { 0.0 } else { floor_s };
 
     let work = len as f64 * k as f64 * sequences as f64;
     let checked = case.check && work < CHECK_LIMIT;
@@ -183,19 +206,6 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
         }
     }
 
-    let outer: usize = shape[..axis].iter().product();
-    let inner: usize = shape[axis + 1..].iter().product();
-    let floor_s = if elements == 0 {
-        0.0
-    } else {
-        let mut out = filled(outer * inner, data[0].raw())?;
-        streaming_fold(&data, len, inner, &mut out); // warm-up
-        median(case.reps, &mut || {
-            streaming_fold(black_box(&data), len, inner, &mut out);
-            black_box(&out);
-            Ok(())
-        })?
-    };
     Ok(Measurement {
         backend: case.backend.resolve().name(),
         threads: case.threads,
@@ -269,16 +279,38 @@ fn threaded<T: Sample, I: IndexSample>(
     ))
 }
 
+/// The median wall times of `reps` calls of `kernel` and of `floor`, called in turn, in seconds.
+fn medians(
+    reps: usize,
+    kernel: &mut dyn FnMut() -> Result<(), String>,
+    floor: &mut dyn FnMut() -> Result<(), String>,
+) -> Result<(f64, f64), String> {
+    let mut kernel_times = Vec::with_capacity(reps);
+    let mut floor_times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        kernel_times.push(timed(kernel)?);
+        floor_times.push(timed(floor)?);
+    }
+    Ok((middle(kernel_times), middle(floor_times)))
+}
+
 /// The median wall time of `reps` calls of `f`, in seconds.
 fn median(reps: usize, f: &mut dyn FnMut() -> Result<(), String>) -> Result<f64, String> {
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        let start = Instant::now();
-        f()?;
-        times.push(start.elapsed().as_secs_f64());
-    }
+    let times = (0..reps).map(|_| timed(f)).collect::<Result<Vec<_>, _>>()?;
+    Ok(middle(times))
+}
+
+/// The wall time of one call of `f`, in seconds.
+fn timed(f: &mut dyn FnMut() -> Result<(), String>) -> Result<f64, String> {
+    let start = Instant::now();
+    f()?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// The median of `times` (`reps >= 1` of them).
+fn middle(mut times: Vec<f64>) -> f64 {
     times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    times[times.len() / 2]
 }
 
 /// The XOR of the bits of every sequence of a row-major `[outer, len, inner]` tensor, read in memory
