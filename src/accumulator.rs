@@ -352,16 +352,9 @@ impl<'s, T: Element> Accumulator<'s, T> {
                 max: I::MAX_POSITION,
             });
         }
-        write_line(values, best.iter().map(|s| s.value));
-        write_line(indices, best.iter().map(|s| I::from_position(s.position as usize)));
+        values.write_all(best.iter().map(|s| s.value));
+        indices.write_all(best.iter().map(|s| I::from_position(s.position as usize)));
         Ok(())
-    }
-
-    /// Offers one element already selected elsewhere (a piece's own top K), at its sequence position.
-    #[cfg(feature = "rayon")]
-    pub(crate) fn offer_value(&mut self, value: T, position: u64) {
-        self.offer_value_at(value, position);
-        self.seen += 1;
     }
 
     #[inline(always)]
@@ -430,20 +423,6 @@ impl<T: Element> Vectorizable for OfferEach<'_, '_, '_, '_, T> {
             };
             accumulator.offer_blocks(start, len, value_at, block_at);
         }
-    }
-}
-
-/// Writes `items` along the one dimension of `view`.
-fn write_line<T>(view: ViewMut<'_, T, 1>, items: impl Iterator<Item = T>) {
-    let [stride] = view.layout.strides();
-    let mut address = view.layout.offset() as isize;
-    for item in items {
-        // Validated: every coordinate's address is inside the slice.
-        if let Some(out) = view.data.get_mut(address as usize) {
-            *out = item;
-        }
-        // Wrapping, as in `push_at`: the step after the last item is never used (fuzz finding 3).
-        address = address.wrapping_add(stride);
     }
 }
 

@@ -331,6 +331,23 @@ impl<'a, T, const D: usize> ViewMut<'a, T, D> {
     }
 }
 
+impl<T> ViewMut<'_, T, 1> {
+    /// Writes `items` along the one dimension, from its first element; items past its size are dropped.
+    pub(crate) fn write_all(self, items: impl IntoIterator<Item = T>) {
+        let [stride] = self.layout.strides();
+        let mut address = self.layout.offset() as isize;
+        for item in items.into_iter().take(self.layout.sizes[0]) {
+            // Validated: every coordinate's address is inside the slice.
+            if let Some(out) = self.data.get_mut(address as usize) {
+                *out = item;
+            }
+            // Wrapping: the step after the last item is never used, and a one-element view may have any
+            // stride (fuzz finding 3).
+            address = address.wrapping_add(stride);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -245,6 +245,8 @@ mod parallel {
             compare([1, 200_000], 1, 100, threads);
             compare([2, 100_000], 1, 1000, threads);
             compare([100_000, 1], 0, 5, threads);
+            // A last piece shorter than K.
+            compare([1, 65_546], 1, 100, threads);
         }
     }
 }
