@@ -202,7 +202,7 @@ fn run_pieces<T: Element, I: Index, const D: usize>(
 /// The first `k` of the pieces' selections, each sorted (first best, ties by position), by a merge:
 /// the next is the best of the pieces' heads, the earlier piece's on equal keys (its positions come
 /// first). O(k · pieces), where an `Accumulator` selected among the `k · pieces` entries and sorted the
-/// first `k` again (5-6 µs of a 70 µs call on 1M f32 with K = 100 on two threads).
+/// first `k` again (5-7 µs of a 60-100 µs call on 1M f32 with K = 100 on two threads).
 fn merge_sorted<T: Element>(pieces: &[Piece<'_, T>], k: usize, flip: u64) -> (Vec<T>, Vec<u64>) {
     let mut heads = vec![0; pieces.len()];
     let (mut values, mut positions) = (Vec::with_capacity(k), Vec::with_capacity(k));
