@@ -110,6 +110,11 @@ TOPK_CAPI_LIB=$(artifacts_where 'm["target"]["name"] == "topk_kernels_capi" and 
 TOPK_CAPI_LIB=$TOPK_CAPI_LIB capi/tests/run_c_tests.sh
 cargo rustc -p topk-kernels-capi --no-default-features --target thumbv7em-none-eabihf --crate-type staticlib
 
+step "the AVX-512 engine under emulation (Bochs), against the reference"
+# This machine's CPU may lack AVX-512; the suite above then refused that engine. The backend sweep's
+# cases, compiled for it and run on an emulated CPU that has it (emulated/).
+emulated/check.sh
+
 step "conformance of 'topk run' against ONNX's reference TopK"
 cargo build --release --example topk
 [[ -x .venv-conformance/bin/python ]] || python3 -m venv .venv-conformance
