@@ -16,11 +16,7 @@ struct EveryEngine;
 impl Check for EveryEngine {
     fn check<T: Bits>(&mut self, data: &[T], rows: usize, transposed: bool, k: usize, direction: Direction) {
         let n = data.len() / rows;
-        let (sizes, axis, out) = if transposed {
-            ([n, rows], 0, [k, rows])
-        } else {
-            ([rows, n], 1, [rows, k])
-        };
+        let (sizes, axis, out) = cases::shapes(n, rows, transposed, k);
         let input = View::contiguous(data, sizes).unwrap();
         let zero = T::from_raw(0);
         let raw = |v: &[T]| v.iter().map(|x| x.raw()).collect::<Vec<_>>();

@@ -137,11 +137,7 @@ struct Digests {
 impl Check for Digests {
     fn check<T: Bits>(&mut self, data: &[T], rows: usize, transposed: bool, k: usize, direction: Direction) {
         let n = data.len() / rows;
-        let (sizes, axis, out) = if transposed {
-            ([n, rows], 0, [k, rows])
-        } else {
-            ([rows, n], 1, [rows, k])
-        };
+        let (sizes, axis, out) = cases::shapes(n, rows, transposed, k);
         let input = View::contiguous(data, sizes).expect("a contiguous input");
         let (mut values, mut indices) = (vec![T::from_raw(0); rows * k], vec![u64::MAX; rows * k]);
         let values_out = ViewMut::contiguous(&mut values, out).expect("a contiguous output");

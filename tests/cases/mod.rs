@@ -16,6 +16,15 @@ pub trait Check {
     fn check<T: Bits>(&mut self, data: &[T], rows: usize, transposed: bool, k: usize, direction: Direction);
 }
 
+/// A case's shapes: `(input sizes, axis, output sizes)` for `rows` sequences of `n` with K = `k`.
+pub fn shapes(n: usize, rows: usize, transposed: bool, k: usize) -> ([usize; 2], usize, [usize; 2]) {
+    if transposed {
+        ([n, rows], 0, [k, rows])
+    } else {
+        ([rows, n], 1, [rows, k])
+    }
+}
+
 pub struct Rng(u64);
 
 impl Rng {
