@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every check of the workspace.
-# Usage: ./ci.sh            (everything, from a clean clone on 2 cores: 1070-1767 s, the last three on
-#                           2026-11-29 in slow phases of the host, cargo-fuzz already installed; in the
-#                           slowest the host tests took 6.5 minutes, build included, the aarch64 release
-#                           build and its qemu run 4.1, the conformance step with its release build 3.9,
-#                           the fuzz build and run, miri and the no_std builds 9.8)
+# Usage: ./ci.sh            (everything, from a clean clone on 2 cores: 1070-1767 s before the AVX-512
+#                           emulation joined, the last three on 2026-11-29 in slow phases of the host,
+#                           cargo-fuzz already installed; in the slowest the host tests took 6.5
+#                           minutes, build included, the aarch64 release build and its qemu run 4.1, the
+#                           conformance step with its release build 3.9, the fuzz build and run, miri and
+#                           the no_std builds 9.8. With it, 1606 s on 2026-11-30: its build 2 minutes,
+#                           and the robustness step 10.4 with the emulation beside it)
 #        ./ci.sh --quick    (skips the fuzz smoke run and miri)
 # Knobs: FUZZ_SECONDS (per fuzz target, default 30), QUICKCHECK_TESTS, TOPK_SEED (see tests/common).
 set -euo pipefail
