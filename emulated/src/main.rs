@@ -55,7 +55,7 @@ struct Report {
 
 const MAGIC: u64 = u64::from_le_bytes(*b"topk-emu");
 const MESSAGE: usize = 1024;
-/// More than the walks' cases (about 120,000).
+/// More than the walks' cases (79,288).
 const MAX_CASES: usize = 1 << 18;
 
 /// Statics the single thread of this program owns.
@@ -94,8 +94,8 @@ extern "C" fn main() -> ! {
     finish(0)
 }
 
-/// Ends the run: `hlt` for `run.py` (a general protection fault in user mode, which it waits for), or
-/// under Linux (the reference build) exit with `status`.
+/// Ends the run: `hlt` for `run.py`, which runs the program in ring 0 and stops at it, or under Linux (the
+/// reference build) exit with `status`.
 fn finish(status: i32) -> ! {
     // SAFETY: single thread; no other reference to REPORT is live.
     let report = unsafe { REPORT.get() };
@@ -109,7 +109,7 @@ fn finish(status: i32) -> ! {
         // SAFETY: `exit_group` takes one integer and does not return.
         unsafe { asm!("syscall", in("rax") 231, in("rdi") status, options(noreturn)) }
     }
-    // SAFETY: `hlt` touches no memory; run.py stops the emulated CPU at the fault it raises.
+    // SAFETY: `hlt` touches no memory, and run.py stops the emulated CPU there.
     unsafe { asm!("hlt", in("rax") REPORT.0.get(), options(noreturn, nostack)) }
 }
 
