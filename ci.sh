@@ -133,8 +133,8 @@ cargo doc -p topk-kernels --no-deps --all-features
 
 step "the AVX-512 engine under emulation (Bochs): its build; its run goes on beside the next step"
 # This machine's CPU may lack AVX-512; the suite above then refused that engine. The backend sweep's
-# cases, compiled for it and run on an emulated CPU that has it (emulated/). The run takes one core for
-# 90-130 s, and the fuzz smoke run and miri below leave one free.
+# cases, compiled for it and run on an emulated CPU that has it (emulated/). The run takes one core (90 s
+# alone, 200-220 s beside the next step), and the fuzz smoke run and miri below leave one free.
 emulated/check.sh build
 emulated/check.sh run >emulated/target/run.log 2>&1 &
 emulated_run=$!

@@ -6,6 +6,7 @@
 #                                         the emulation takes one core for 90-130 s)
 set -euo pipefail
 cd "$(dirname "$0")"
+[[ ${1:-} =~ ^(build|run|)$ ]] || { echo "usage: $0 [build|run]" >&2; exit 2; }
 target=x86_64-unknown-linux-gnu
 # Position-dependent executables: run.py maps their segments where the ELF headers say.
 static="-C relocation-model=static"
@@ -17,12 +18,13 @@ python="env LD_PRELOAD=$PWD/target/glibc_c23.so .venv/bin/python"
 $python -c 'import bochscpu' 2>/dev/null || .venv/bin/pip install -q bochscpu-python
 
 avx512=(--release --target $target --target-dir target/avx512)
+avx512_flags="$static -C target-cpu=x86-64-v4"
 if [[ ${1:-build} == build ]]; then
     # Not a member of the root workspace: its format and lints are checked here. `--target` keeps
     # RUSTFLAGS off the build scripts and proc macros.
     cargo fmt --check
-    RUSTFLAGS="$static -C target-cpu=x86-64-v4" cargo clippy "${avx512[@]}" -- -D warnings
-    RUSTFLAGS="$static -C target-cpu=x86-64-v4" cargo build "${avx512[@]}"
+    RUSTFLAGS=$avx512_flags cargo clippy "${avx512[@]}" -- -D warnings
+    RUSTFLAGS=$avx512_flags cargo build "${avx512[@]}"
 fi
 if [[ ${1:-run} == run ]]; then
     reference="RUSTFLAGS='$static' cargo build -q --profile reference --features reference --target $target \

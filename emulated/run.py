@@ -97,7 +97,7 @@ def segment(selector, attr):
 
 
 def emulate(path):
-    """Runs the program at `path` to its `hlt`; returns its report's cases and digests."""
+    """Runs the program at `path` to its `hlt`; returns its report's digests, one per case."""
     entry, segments = load_segments(path)
     guest = Guest()
     for vaddr, data, memsz in segments:
@@ -129,22 +129,18 @@ def emulate(path):
     state.ds = state.ss = state.es = state.fs = state.gs = data_segment
     session.cpu.state = state
 
-    outcome = {}
-
-    def on_hlt(session, _cpu):
-        outcome["hlt"] = True
-        session.stop()
+    exceptions = []
 
     def on_exception(session, _cpu, vector, error_code):
-        outcome["exception"] = (vector, error_code, session.cpu.state.rip)
+        exceptions.append((vector, error_code, session.cpu.state.rip))
         session.stop()
 
     hook = bochscpu.Hook()
-    hook.hlt = on_hlt
+    hook.hlt = lambda session, _cpu: session.stop()
     hook.exception = on_exception
     session.run([hook])
-    if "exception" in outcome:
-        vector, error_code, rip = outcome["exception"]
+    if exceptions:
+        vector, error_code, rip = exceptions[0]
         sys.exit(f"exception {vector} (error code {error_code:#x}) at rip {rip:#x}")
     report = session.cpu.state.rax
     magic, cases, digests, message_len = struct.unpack("<QQQQ", guest.read(report, 32))
