@@ -105,6 +105,54 @@ impl<V: Vector> Prepared<V> {
         unsafe { self.bits_with::<T, KIND, AT_RUN_TIME>(row, start, lanes) }
     }
 
+    /// The lanes of the [`scan_unit`] elements of `row` from `start` that pass the limit, as bits (lane
+    /// `i` is bit `i`), for units of 64 lanes at most: the units a chunk marked, tested again with the
+    /// test matched once a unit and no clamp to the row's end, where [`block_at`](Self::block_at) matched
+    /// it for each register and clamped each block.
+    ///
+    /// # Safety
+    /// `start + scan_unit::<V, T, KIND>() <= row.len()`.
+    #[inline(always)]
+    pub(super) unsafe fn unit_bits<T: Element, const KIND: u8>(
+        &self,
+        row: &[T],
+        start: usize,
+        lanes: &Lanes<V>,
+    ) -> u64 {
+        debug_assert!(scan_unit::<V, T, KIND>() <= 64 && start + scan_unit::<V, T, KIND>() <= row.len());
+        macro_rules! by_test {
+            ($($test:ident)*) => {
+                match self.test {
+                    // SAFETY: the caller's precondition.
+                    $($test => unsafe { self.unit_bits_with::<T, KIND, $test>(row, start, lanes) },)*
+                    // SAFETY: as above.
+                    _ => unsafe { self.unit_bits_with::<T, KIND, AT_RUN_TIME>(row, start, lanes) },
+                }
+            };
+        }
+        by_family!(by_test)
+    }
+
+    /// [`unit_bits`](Self::unit_bits) with the test `TEST`.
+    ///
+    /// # Safety
+    /// As `unit_bits`.
+    #[inline(always)]
+    unsafe fn unit_bits_with<T: Element, const KIND: u8, const TEST: u8>(
+        &self,
+        row: &[T],
+        start: usize,
+        lanes: &Lanes<V>,
+    ) -> u64 {
+        let block = UNROLL * V::LANES;
+        let mut bits = 0;
+        for b in 0..scan_unit::<V, T, KIND>() / block {
+            // SAFETY: the block ends at start + scan_unit at the latest (the caller's precondition).
+            bits |= unsafe { self.bits_with::<T, KIND, TEST>(row, start + b * block, lanes) } << (b * block);
+        }
+        bits
+    }
+
     /// The block of `row` that holds `position` (`< row.len()`): the one from `position`, or, with less
     /// than a block left, the row's last block with its lanes before `position` (already seen) masked
     /// off. Returns its start and the lanes that pass, as [`block_bits`](Self::block_bits); the bits are 0
