@@ -386,8 +386,8 @@ unsafe fn fold_halves<V: Vector, T, const DECREASING: bool, const R: usize>(
 ) -> ([V; R], [V; R]) {
     let width = 2 * V::LANES;
     debug_assert!(rounds >= 1 && rounds * R * width <= row.len());
-    // Register r of round j holds the 16-bit floats from (j · R + r) · width on, inside `row` for j < rounds (the
-    // caller's precondition).
+    // Register r of round j holds the 16-bit floats from (j · R + r) · width on, inside `row` for
+    // j < rounds (the caller's precondition).
     let mut most = [V::splat(0); R];
     for (r, most) in most.iter_mut().enumerate() {
         // SAFETY: see above (round 0).
