@@ -145,18 +145,60 @@ impl<T: Copy> Emit<'_, T> {
     }
 }
 
-/// One sequence's outputs, written by the engine that selects it: the value and the index of rank `r`
-/// at `values + r · values_step` and `indices + r · indices_step`. Written in the engine, where the
-/// positions are still in registers: handed to the walk's callback instead, through a batch on the
-/// stack and an indirect call, they cost 4096 rows of 256 f32 with K = 8 a tenth of their time.
+/// One sequence's outputs, written by the engine that selects it: its ranks' [`Slots`] from their
+/// start. Written in the engine, where the positions are still in registers: handed to the walk's
+/// callback instead, through a batch on the stack and an indirect call, they cost 4096 rows of 256 f32
+/// with K = 8 a tenth of their time.
 pub(crate) struct Outputs<'a, T> {
     input: Sequence<'a, T>,
+    slots: Slots<T>,
+    borrow: PhantomData<&'a mut [T]>,
+}
+
+/// Where ranks `0..k` of an answer go: rank `r` of the answer whose slots start at `[v, i]` at
+/// `values + v + r · values_step` (the element) and `indices + i + r · indices_step` (its position, as
+/// the index type's word). One sequence's answer starts at `[0, 0]`; [`SideOutputs`] has one per lane.
+#[derive(Clone, Copy)]
+pub(crate) struct Slots<T> {
     k: usize,
     values: NonNull<T>,
     values_step: isize,
     indices: IndexWords,
     indices_step: isize,
-    borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T: Copy> Slots<T> {
+    /// The slots of ranks `0..k`, a step a rank from `values` and `indices`.
+    #[inline(always)]
+    pub(crate) fn new(
+        k: usize,
+        (values, values_step): (NonNull<T>, isize),
+        (indices, indices_step): (IndexWords, isize),
+    ) -> Self {
+        Slots {
+            k,
+            values,
+            values_step,
+            indices,
+            indices_step,
+        }
+    }
+
+    /// Writes `value`, the element at `position`, as rank `rank` of the answer whose slots start at
+    /// `[values_start, indices_start]`.
+    ///
+    /// # Safety
+    /// Both slots can be written (see [`Outputs::new`] and [`SideOutputs::new`]), and `position` fits
+    /// the index type.
+    #[inline(always)]
+    unsafe fn write(&self, [values_start, indices_start]: [isize; 2], rank: usize, value: T, position: usize) {
+        let rank = rank as isize;
+        // SAFETY: the caller's.
+        unsafe {
+            self.values.offset(values_start + rank * self.values_step).write(value);
+            self.indices.write(indices_start + rank * self.indices_step, position);
+        }
+    }
 }
 
 /// The index output's words: positions are written as the index type's word, whose values below its
@@ -185,26 +227,17 @@ impl IndexWords {
 }
 
 impl<'a, T: Copy> Outputs<'a, T> {
-    /// The outputs of `input`'s first `k`.
+    /// The outputs of `input`'s first `slots.k`.
     ///
     /// # Safety
-    /// For every `rank < k`, `values + rank · values_step` and `indices + rank · indices_step` can be
-    /// written, and nothing else reads or writes them while the result lives; every position of `input`
-    /// fits the index type whose words `indices` points at.
+    /// For every `rank < slots.k`, rank `rank`'s slots from `[0, 0]` can be written, and nothing else
+    /// reads or writes them while the result lives; every position of `input` fits the index type whose
+    /// words the slots point at.
     #[inline(always)]
-    pub(crate) unsafe fn new(
-        input: Sequence<'a, T>,
-        k: usize,
-        (values, values_step): (NonNull<T>, isize),
-        (indices, indices_step): (IndexWords, isize),
-    ) -> Self {
+    pub(crate) unsafe fn new(input: Sequence<'a, T>, slots: Slots<T>) -> Self {
         Outputs {
             input,
-            k,
-            values,
-            values_step,
-            indices,
-            indices_step,
+            slots,
             borrow: PhantomData,
         }
     }
@@ -214,23 +247,17 @@ impl<'a, T: Copy> Outputs<'a, T> {
     #[inline(always)]
     fn write(&mut self, rank: usize, position: usize) {
         debug_assert!(
-            rank < self.k && position < self.input.len(),
+            rank < self.slots.k && position < self.input.len(),
             "rank {rank} of {}, position {position} of {}",
-            self.k,
+            self.slots.k,
             self.input.len()
         );
-        if rank >= self.k || position >= self.input.len() {
+        if rank >= self.slots.k || position >= self.input.len() {
             return;
         }
-        let rank = rank as isize;
-        // SAFETY: rank < k (`new`'s precondition makes both addresses writable, and the index type holds
-        // the position); position < len.
-        unsafe {
-            self.values
-                .offset(rank * self.values_step)
-                .write(self.input.get(position));
-            self.indices.write(rank * self.indices_step, position);
-        }
+        // SAFETY: rank < k (`new`'s precondition makes both slots writable, and the index type holds the
+        // position); position < len.
+        unsafe { self.slots.write([0, 0], rank, self.input.get(position), position) };
     }
 }
 
@@ -238,8 +265,8 @@ impl<T: Copy> Outputs<'_, T> {
     /// Writes the elements at the positions of `entries` as ranks 0, 1, ... (the first K of them).
     #[inline(always)]
     fn write_ranks<E: Entry>(&mut self, entries: &[E]) {
-        let entries = entries.get(..self.k).unwrap_or(entries);
-        match self.indices {
+        let entries = entries.get(..self.slots.k).unwrap_or(entries);
+        match self.slots.indices {
             IndexWords::U32(words) => self.write_each(entries, words, |position| position as u32),
             IndexWords::U64(words) => self.write_each(entries, words, |position| position as u64),
         }
@@ -250,8 +277,8 @@ impl<T: Copy> Outputs<'_, T> {
     /// choice inside it left its count to the stack (4096 rows of 256 f32 with K = 8: 2% slower).
     #[inline(always)]
     fn write_each<E: Entry, W>(&mut self, entries: &[E], indices: NonNull<W>, word: impl Fn(usize) -> W) {
-        debug_assert!(entries.len() <= self.k);
-        let (mut values, mut indices) = (self.values.as_ptr(), indices.as_ptr());
+        debug_assert!(entries.len() <= self.slots.k);
+        let (mut values, mut indices) = (self.slots.values.as_ptr(), indices.as_ptr());
         for entry in entries {
             let position = entry.position();
             debug_assert!(
@@ -267,8 +294,8 @@ impl<T: Copy> Outputs<'_, T> {
                     indices.write(word(position));
                 }
             }
-            values = values.wrapping_offset(self.values_step);
-            indices = indices.wrapping_offset(self.indices_step);
+            values = values.wrapping_offset(self.slots.values_step);
+            indices = indices.wrapping_offset(self.slots.indices_step);
         }
     }
 }
@@ -278,11 +305,7 @@ impl<T: Copy> Outputs<'_, T> {
 /// call cost 4096 sequences of 256 f32 on a non-last axis with K = 8 8% of their time.
 pub(crate) struct SideOutputs<'a, T> {
     input: Side<'a, T>,
-    k: usize,
-    values: NonNull<T>,
-    values_step: isize,
-    indices: IndexWords,
-    indices_step: isize,
+    slots: Slots<T>,
     starts: LaneStarts<'a>,
 }
 
@@ -296,61 +319,41 @@ pub(crate) enum LaneStarts<'a> {
 }
 
 impl<'a, T: Copy> SideOutputs<'a, T> {
-    /// The outputs of the first `k` of each sequence of `input`.
+    /// The outputs of the first `slots.k` of each sequence of `input`.
     ///
     /// # Safety
     /// For every lane `l < input.count()` (and, listed, below the list's length) with start `[v, i]`, and
-    /// every `rank < k`, `values + v + rank · values_step` and `indices + i + rank · indices_step` can be
-    /// written, and nothing else reads or writes them while the result lives; every position of `input`
-    /// fits the index type whose words `indices` points at.
+    /// every `rank < slots.k`, rank `rank`'s slots from `[v, i]` can be written, and nothing else reads or
+    /// writes them while the result lives; every position of `input` fits the index type whose words the
+    /// slots point at.
     #[inline(always)]
-    pub(crate) unsafe fn new(
-        input: Side<'a, T>,
-        k: usize,
-        (values, values_step): (NonNull<T>, isize),
-        (indices, indices_step): (IndexWords, isize),
-        starts: LaneStarts<'a>,
-    ) -> Self {
-        SideOutputs {
-            input,
-            k,
-            values,
-            values_step,
-            indices,
-            indices_step,
-            starts,
-        }
+    pub(crate) unsafe fn new(input: Side<'a, T>, slots: Slots<T>, starts: LaneStarts<'a>) -> Self {
+        SideOutputs { input, slots, starts }
     }
 
     /// Writes lane `lane`'s element at `position` as its rank `rank`; nothing where one of them is out of
     /// range (no engine reports one: checked all the same, against a write out of bounds).
     #[inline(always)]
     pub(crate) fn write(&mut self, lane: usize, rank: usize, position: usize) {
-        let (count, len) = (self.input.count(), self.input.len());
+        let (count, len, k) = (self.input.count(), self.input.len(), self.slots.k);
         debug_assert!(
-            lane < count && rank < self.k && position < len,
-            "lane {lane} of {count}, rank {rank} of {}, position {position} of {len}",
-            self.k
+            lane < count && rank < k && position < len,
+            "lane {lane} of {count}, rank {rank} of {k}, position {position} of {len}"
         );
-        if lane >= count || rank >= self.k || position >= len {
+        if lane >= count || rank >= k || position >= len {
             return;
         }
-        let [values_start, indices_start] = match self.starts {
+        let start = match self.starts {
             LaneStarts::Step([values, indices]) => [lane as isize * values, lane as isize * indices],
             LaneStarts::Listed(starts) => match starts.get(lane) {
                 Some(&start) => start,
                 None => return,
             },
         };
-        let rank = rank as isize;
         // SAFETY: lane < count (and below the list's length) and rank < k, so `new`'s precondition makes
-        // both addresses writable (and the index type holds the position); lane < count and
-        // position < len for `get`.
-        unsafe {
-            let value = self.input.get(lane, position);
-            self.values.offset(values_start + rank * self.values_step).write(value);
-            self.indices.write(indices_start + rank * self.indices_step, position);
-        }
+        // both slots writable (and the index type holds the position); lane < count and position < len
+        // for `get`.
+        unsafe { self.slots.write(start, rank, self.input.get(lane, position), position) };
     }
 }
 

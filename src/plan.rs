@@ -15,7 +15,7 @@ use core::ptr::NonNull;
 use crate::arch;
 use crate::backend::{Backend, Engine};
 use crate::element::{Direction, Element, Key};
-use crate::entry::{Buffer, Emit, Entry, IndexWords, LaneStarts, Outputs, SideOutputs, packs_in_one_word};
+use crate::entry::{Buffer, Emit, Entry, IndexWords, LaneStarts, Outputs, SideOutputs, Slots, packs_in_one_word};
 use crate::error::Error;
 use crate::index::Index;
 use crate::sequence::{Sequence, Side};
@@ -341,9 +341,11 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
                 let mut emit = unsafe {
                     SideOutputs::new(
                         side,
-                        self.k,
-                        (self.values.data, values_step),
-                        (W::index_words(self.indices.data), indices_step),
+                        Slots::new(
+                            self.k,
+                            (self.values.data, values_step),
+                            (W::index_words(self.indices.data), indices_step),
+                        ),
                         LaneStarts::Listed(outputs.get(done..).unwrap_or_default()),
                     )
                 };
@@ -393,9 +395,11 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
             let mut emit = unsafe {
                 SideOutputs::new(
                     side,
-                    self.k,
-                    (self.values.data.offset(values_start), values_step),
-                    (W::index_words(self.indices.data.offset(indices_start)), indices_step),
+                    Slots::new(
+                        self.k,
+                        (self.values.data.offset(values_start), values_step),
+                        (W::index_words(self.indices.data.offset(indices_start)), indices_step),
+                    ),
                     LaneStarts::Step([values_lane, indices_lane]),
                 )
             };
@@ -444,9 +448,11 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
             let outputs = unsafe {
                 Outputs::new(
                     seq,
-                    self.k,
-                    (self.values.data.offset(values_start), values_step),
-                    (W::index_words(self.indices.data.offset(indices_start)), indices_step),
+                    Slots::new(
+                        self.k,
+                        (self.values.data.offset(values_start), values_step),
+                        (W::index_words(self.indices.data.offset(indices_start)), indices_step),
+                    ),
                 )
             };
             select(&seq, self.k, flip, &mut Emit::Outputs(outputs));
