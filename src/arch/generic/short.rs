@@ -1,7 +1,7 @@
 //! Short rows (up to 512 elements) with K up to 32, and rows shorter than 256 K with K of 9 to 128:
 //! everything below the prefix bound (or the pieces' bound) collected in one pass, then ordered once:
-//! by the sorting network (AVX-512), by rank (AVX2, up to 32 collected: `sorter::Ranked`), or by the
-//! sorted pool's insertions (K up to 16; `core`'s sort above).
+//! by the sorting network (AVX-512; AVX2 for K up to 64), by rank (AVX2, up to 32 collected:
+//! `sorter::Ranked`), or by the sorted pool's insertions (K up to 16; `core`'s sort above).
 
 use core::mem::{MaybeUninit, size_of};
 
@@ -188,7 +188,7 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
         return true;
     }
     // The slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding. Wide
-    // entries (and AVX2's) go to `core`'s sort, which only needs the collected ones.
+    // entries (and AVX2's, whose network pads its own loads) go to a sort of the collected ones.
     let sorted = if S::NETWORK && packed {
         count.next_multiple_of(MAX_LANES / 2).min(entries.len())
     } else {

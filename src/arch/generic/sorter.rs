@@ -12,10 +12,16 @@ use crate::vector::{MAX_LANES, Vector};
 
 /// An ISA's one compiled copy of [`network::sort`](super::network::sort) on its 64-bit vectors: a
 /// `#[target_feature]` function that every caller shares, rather than the network inlined into each of
-/// the filter's instantiations.
+/// the filter's instantiations (inlined into AVX2's filter, it made 32 x 128k f32 rows with K = 50
+/// 2.7x slower).
 pub(crate) trait SortPacked {
     /// [`network::sort`](super::network::sort) on this ISA's 64-bit lanes.
     fn sort_packed(entries: &mut [u64], k: usize);
+}
+
+/// An ISA's one compiled copy of [`partition`]'s selection and sort on its 64-bit vectors (as
+/// [`SortPacked`]).
+pub(crate) trait PartitionPacked: SortPacked {
     /// [`partition::select`] on this ISA's 64-bit lanes.
     fn select_packed(words: &mut [u64], k: usize) -> bool;
     /// [`partition::sort`] on this ISA's 64-bit lanes.
@@ -44,7 +50,7 @@ pub(crate) struct Network<V>(PhantomData<V>);
 /// K (see [`Network`]).
 const QUICKSORT: usize = 4 * BLOCK * MAX_LANES;
 
-impl<V: SortPacked> Sorter for Network<V> {
+impl<V: PartitionPacked> Sorter for Network<V> {
     const NETWORK: bool = true;
 
     #[inline(always)]
@@ -77,12 +83,17 @@ impl<V: SortPacked> Sorter for Network<V> {
     }
 }
 
-/// The [`Sorter`] of the AVX2 engine: `core`'s selection and sort (the network and the partition lost to
-/// them on four 64-bit lanes), and the few entries a short row collects sorted by rank in the lanes
-/// ([`Sorter::sort_few`]), where the sorted pool spent a branch-free insertion of K slots on each.
-/// Zen 3, ms for 4096 rows of 256 (2048 of 512): f32 with K = 8, 0.70 to 0.66-0.68; K = 12, 0.96 to
-/// 0.78; K = 16, 1.24 to 1.04 (512: 0.70 to 0.58); f16 with K = 8, 0.76-0.81 to 0.69-0.70; i32 0.64 to
-/// 0.59; u8 with K = 4, 0.535 to 0.511.
+/// The [`Sorter`] of the AVX2 engine: `core`'s selection (the partition lost to it on four 64-bit
+/// lanes), the network for K up to 64 packed entries and `core`'s sort above, and the few entries a
+/// short row collects sorted by rank in the lanes ([`Sorter::sort_few`]), where the sorted pool spent a
+/// branch-free insertion of K slots on each.
+///
+/// Ranks, Zen 3, ms for 4096 rows of 256 (2048 of 512): f32 with K = 8, 0.70 to 0.66-0.68; K = 12, 0.96
+/// to 0.78; K = 16, 1.24 to 1.04 (512: 0.70 to 0.58); f16 with K = 8, 0.76-0.81 to 0.69-0.70; i32 0.64
+/// to 0.59; u8 with K = 4, 0.535 to 0.511. The network against `core`'s sort (Zen 3, ms, four
+/// alternations): 4096 rows of 256 f32, K = 24 2.01 to 1.80, K = 48 4.04 to 3.63; f16, K = 32 2.85 to
+/// 2.29; 1024 rows of 1024 f32, K = 64 1.34 to 1.21. The network on all of more than 64 (two blocks
+/// merged) tied with `core` at K = 48.
 ///
 /// ```text
 /// rank[i] = #{ j : words[j] < words[i] }     // one broadcast, and a compare and an add per vector, per j
@@ -90,15 +101,30 @@ impl<V: SortPacked> Sorter for Network<V> {
 /// ```
 pub(crate) struct Ranked<V>(PhantomData<V>);
 
-impl<V: Vector> Sorter for Ranked<V> {
+impl<V: Vector + SortPacked> Sorter for Ranked<V> {
     #[inline(always)]
     fn select<E: Entry>(entries: &mut [E], k: usize) -> bool {
         CoreSort::select(entries, k)
     }
 
+    /// K up to a block of packed entries (16 vectors, 64 entries) ordered by the network, after
+    /// `core`'s select where there are more: `core`'s sort of a few dozen mispredicted most of its
+    /// compares (see the type's measurements).
     #[inline(always)]
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
-        CoreSort::sort(entries, k);
+        let block = BLOCK * V::LANES;
+        match E::buffer(entries) {
+            Buffer::Packed(words) if k <= block => {
+                let sorted = if words.len() > block {
+                    CoreSort::select(words, k);
+                    k
+                } else {
+                    words.len()
+                };
+                V::sort_packed(words.get_mut(..sorted).unwrap_or_default(), k);
+            }
+            _ => CoreSort::sort(entries, k),
+        }
     }
 
     #[inline(always)]

@@ -5,13 +5,14 @@
 use core::arch::x86_64::*;
 
 use crate::arch::generic;
-use crate::arch::generic::sorter::Ranked;
+use crate::arch::generic::sorter::{Ranked, SortPacked};
 use crate::cpu::Avx2;
 use crate::vector::{MAX_LANES, Vector};
 
-// Candidates are ordered by `core`'s sort: the network and the partition lost to it on four 64-bit
-// lanes without an unsigned 64-bit minimum (see `sorter::Network`). The few a short row collects are
-// sorted by their ranks (see `sorter::Ranked`).
+// Candidates are selected by `core`'s select, and K above 64 ordered by its sort: the network and the
+// partition lost to them on four 64-bit lanes without an unsigned 64-bit minimum (see
+// `sorter::Network`). K up to 64 is ordered by the network, and the few a short row collects by their
+// ranks (see `sorter::Ranked`).
 generic::engine::simd_engine! {
     token: Avx2,
     features: "avx2,f16c,popcnt",
@@ -564,6 +565,23 @@ impl Vector for U64x4 {
         // SAFETY: AVX2 is present (module invariant); `index` is 32 readable bytes.
         U64x4(unsafe { _mm256_permutevar8x32_epi32(self.0, _mm256_loadu_si256(index.as_ptr().cast())) })
     }
+}
+
+impl SortPacked for U64x4 {
+    fn sort_packed(entries: &mut [u64], k: usize) {
+        // SAFETY: a U64x4 exists only where AVX2 is present (module invariant).
+        unsafe { sort_packed(entries, k) }
+    }
+}
+
+/// The sorting network on AVX2 lanes, compiled once (see `SortPacked`).
+///
+/// # Safety
+/// The CPU has AVX2.
+#[inline(never)]
+#[target_feature(enable = "avx2")]
+unsafe fn sort_packed(entries: &mut [u64], k: usize) {
+    generic::network::sort::<U64x4>(entries, k);
 }
 
 #[cfg(test)]

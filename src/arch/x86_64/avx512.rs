@@ -11,7 +11,7 @@ use core::arch::x86_64::*;
 use crate::arch::generic;
 use crate::arch::generic::network;
 use crate::arch::generic::partition;
-use crate::arch::generic::sorter::{Network, SortPacked};
+use crate::arch::generic::sorter::{Network, PartitionPacked, SortPacked};
 use crate::cpu::Avx512;
 use crate::vector::{MAX_LANES, Vector};
 
@@ -270,6 +270,9 @@ impl SortPacked for U64x8 {
         // SAFETY: a U64x8 exists only where AVX-512F is present (module invariant).
         unsafe { sort_packed(entries, k) }
     }
+}
+
+impl PartitionPacked for U64x8 {
     fn select_packed(words: &mut [u64], k: usize) -> bool {
         // SAFETY: as above; POPCNT comes with it (the token checks it).
         unsafe { select_packed(words, k) }
