@@ -43,7 +43,7 @@
 //!   collect what is below the bound and order it once ([`collect_below`]: AVX-512 by the network, AVX2,
 //!   whose compress is a table of permutes, by the sorted pool's insertions);
 //! - other rows shorter than 256 K with K of 9 to 128 (64 for 64-bit entries) take a bound over the
-//!   whole row: its group minima in up to 4 interleaved sets, the largest of each set's K_s-th smallest
+//!   whole row: its group minima in up to 8 interleaved sets, the largest of each set's K_s-th smallest
 //!   ([`pieces_bound`]); what is below it (about 1.4 K elements) is collected and ordered likewise, in
 //!   at most 4 K entries of stack, where the filter pushed K · ln(n / K) elements through mispredicted
 //!   branches (1024 rows of 1024 f32, K = 32: 2.0 to 0.51 ms);
