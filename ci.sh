@@ -118,6 +118,11 @@ cargo build --release --example topk
 .venv-conformance/bin/python -c 'import numpy, onnx' 2>/dev/null || .venv-conformance/bin/pip install -q numpy onnx
 .venv-conformance/bin/python tests/conformance.py target/release/examples/topk
 
+step "the stack bound of optimised builds (tests/stack.rs, release)"
+# The test step checked the debug builds' bound; the one lib.rs states for optimised builds is checked
+# here (it had drifted to 28 KiB unseen while only debug builds ran it).
+cargo test --release -p topk-kernels --test stack -- --nocapture 2>&1 | grep -E '^stack|test result|panicked|error'
+
 step "benchmarks compile and run once"
 cargo bench -p topk-kernels --bench topk -- --test >/dev/null
 

@@ -292,6 +292,8 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
     /// by the engine's side filter, one sequence per lane (the rows of MoE routing: one at a time, a row
     /// of 8 cost as much as ONNX Runtime's heap). A group the engine declines, and the last one if
     /// shorter, go one at a time through `one`.
+    // Out of line: inlined, its 4 KiB tile sat in the frame of every call, tiny rows or not.
+    #[inline(never)]
     fn each_tiny(
         &mut self,
         sequences: Range<usize>,
