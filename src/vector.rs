@@ -182,6 +182,12 @@ pub(crate) trait Vector: Copy {
     fn float_max(self, other: Self) -> Self {
         Self::select(Self::or_mask(other.float_lt(self), self.float_nle(self)), self, other)
     }
+    /// [`float_max`](Self::float_max) of the three, `acc` last (a fold's accumulator: only the last
+    /// steps wait for it). A NaN where any is NaN, whose bits may be any NaN's (every NaN keys the same).
+    #[inline(always)]
+    fn float_max3(self, other: Self, acc: Self) -> Self {
+        self.float_max(other).float_max(acc)
+    }
     /// Lane-wise, reading the bits as IEEE floats of the lane's width: `self` where it is below `other`,
     /// `other` otherwise (so where either is NaN: a fold into an accumulator that is never NaN skips the
     /// NaNs). x86's `minps` does exactly this.

@@ -282,7 +282,8 @@ unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
 }
 
 /// For each of the `vectors · LANES` groups of [`group_minima`], a best element of the group by
-/// [`better`] (whose key is the group's minimum), as raw bits: the first `vectors` of the result.
+/// [`better`] (whose key is the group's minimum), as raw bits: the first `vectors` of the result. (A
+/// NaN's bits may be another NaN's: every NaN keys the same.)
 ///
 /// `N` chains of compare and blend, not one (its latency): vector j goes to chain j mod N, which holds
 /// the groups of vector j mod `vectors` (`vectors` divides N), and the chains merge at the end.
@@ -301,12 +302,18 @@ fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool, const N: usize>(
         // SAFETY: see above; a % vectors < vectors <= total.
         *picked = unsafe { nth_floats::<V, T, KIND>(row, a % vectors) };
     }
-    let whole = total - total % N;
-    for j in (0..whole).step_by(N) {
+    // Two vectors a chain a step: `better_of3` takes them in fewer instructions than two steps.
+    let whole = total - total % (2 * N);
+    for j in (0..whole).step_by(2 * N) {
         for (a, picked) in picked.iter_mut().enumerate() {
-            // SAFETY: see above; j + a < whole <= total.
-            let x = unsafe { nth_floats::<V, T, KIND>(row, j + a) };
-            *picked = better::<V, DECREASING>(x, *picked);
+            // SAFETY: see above; j + N + a < whole <= total.
+            let (x, y) = unsafe {
+                (
+                    nth_floats::<V, T, KIND>(row, j + a),
+                    nth_floats::<V, T, KIND>(row, j + N + a),
+                )
+            };
+            *picked = better_of3::<V, DECREASING>(x, y, *picked);
         }
     }
     for j in whole..total {
@@ -429,6 +436,16 @@ fn better<V: Vector, const DECREASING: bool>(x: V, y: V) -> V {
         x.float_max(y)
     } else {
         V::select(V::or_mask(x.float_lt(y), y.float_nle(y)), x, y)
+    }
+}
+
+/// The best of `x`, `y` and `acc` by [`better`], `acc` last (a fold's accumulator).
+#[inline(always)]
+fn better_of3<V: Vector, const DECREASING: bool>(x: V, y: V, acc: V) -> V {
+    if DECREASING {
+        x.float_max3(y, acc)
+    } else {
+        better::<V, false>(y, better::<V, false>(x, acc))
     }
 }
 

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Instructions one call of the kernel executes, counted exactly (valgrind's callgrind), by source line.
+
+Usage: python3 benches/instructions.py BIN "SHAPE DTYPE AXIS K DATA" [--reps R] [--top N]
+  e.g. python3 benches/instructions.py target/release/examples/topk "4096,256 f32 1 8 normal"
+
+Timings on a shared 2-core VM move by 20-50% between phases of the host, more than most changes are
+worth; an instruction count does not move at all. For kernels bound by their instructions (short rows,
+the sorts), the count is the measure to compare two builds by; for those bound by memory it says
+nothing about the loads' waits, and a timing (`benches/ab.py`) is still needed.
+
+`BIN bench` runs under callgrind twice, with 1 and 1 + R timed repetitions; the difference is R calls
+of the kernel, whatever the run does once (data, warm-up, reference check). Each instruction's count is
+put on the first source line of this crate that its inlined frames name, outside the ISA files (whose
+intrinsic wrappers would otherwise take every vector instruction), and the lines are listed by count.
+Needs valgrind and binutils' addr2line, and a BIN with line tables (the release profile keeps them).
+"""
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+# Frames in these files are the ISA's wrappers of intrinsics: their instructions go to the caller.
+WRAPPERS = ("/arch/x86_64/", "/arch/aarch64/", "/arch/all/", "/vector.rs")
+
+
+def callgrind(binary, case, reps, out):
+    shape, dtype, axis, k, data = case.split()
+    command = [
+        "valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
+        f"--callgrind-out-file={out}",
+        binary, "bench", "--shape", shape, "--dtype", dtype, "--axis", axis, "--k", k,
+        "--data", data, "--reps", str(reps), "--json",
+    ]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def counts(path):
+    """Instructions executed at each address (self cost only: a call's inclusive line is skipped)."""
+    by_address = collections.Counter()
+    after_call = False
+    for line in open(path):
+        if line.startswith("calls="):
+            after_call = True
+            continue
+        if not line[:1] or not (line[0].isdigit() or line[0] in "+-*"):
+            continue
+        fields = line.split()
+        if after_call:
+            after_call = False
+            continue
+        if len(fields) >= 3 and fields[0].startswith("0x"):
+            by_address[int(fields[0], 16)] += int(fields[2])
+    return by_address
+
+
+# The crate's own sources: the lines listed, and the instructions counted as the kernel's.
+CRATE_SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src") + "/"
+
+
+def source_lines(binary, addresses):
+    """Each address's line (`src/...`): the innermost inlined frame in the crate's src/ outside the
+    wrappers, or None where no frame is the crate's (the harness: the floor's fold, the check)."""
+    result = {}
+    for start in range(0, len(addresses), 2000):
+        batch = addresses[start:start + 2000]
+        out = subprocess.run(
+            ["addr2line", "-a", "-i", "-f", "-C", "-e", binary] + [hex(a) for a in batch],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        blocks = re.split(r"^(0x[0-9a-f]{8,})$", out, flags=re.M)
+        for address, body in zip(blocks[1::2], blocks[2::2]):
+            lines = body.strip().split("\n")
+            locations = [lines[i + 1] for i in range(0, len(lines) - 1, 2)]
+            ours = [loc for loc in locations if loc.startswith(CRATE_SOURCES)]
+            pick = next((loc for loc in ours if not any(w in loc for w in WRAPPERS)), ours[0] if ours else None)
+            if pick is not None:
+                pick = "src/" + re.sub(r" \(discriminator \d+\)", "", pick[len(CRATE_SOURCES):])
+            result[int(address, 16)] = pick
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("binary")
+    parser.add_argument("case", help='"SHAPE DTYPE AXIS K DATA", as benches/ab.py takes it')
+    parser.add_argument("--reps", type=int, default=4, help="extra calls counted (default 4)")
+    parser.add_argument("--top", type=int, default=30, help="source lines listed (default 30)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        once, more = os.path.join(tmp, "once"), os.path.join(tmp, "more")
+        callgrind(args.binary, args.case, 1, once)
+        callgrind(args.binary, args.case, 1 + args.reps, more)
+        base, total = counts(once), counts(more)
+    per_call = {a: (c - base.get(a, 0)) / args.reps for a, c in total.items() if c > base.get(a, 0)}
+    lines = source_lines(args.binary, sorted(per_call))
+    by_line, harness = collections.Counter(), 0.0
+    for address, count in per_call.items():
+        line = lines.get(address)
+        if line is None:
+            harness += count
+        else:
+            by_line[line] += count
+    kernel = sum(by_line.values())
+    elements = 1
+    for size in args.case.split()[0].split(","):
+        elements *= int(size)
+    print(f"{args.case}: {kernel:,.0f} instructions a call in the crate, {kernel / elements:.2f} an element"
+          f" (the harness's floor and timing: {harness:,.0f} more)")
+    for line, count in by_line.most_common(args.top):
+        print(f"{count:14,.0f} {100 * count / kernel:5.1f}%  {line}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
