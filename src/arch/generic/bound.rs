@@ -79,13 +79,12 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
 /// rows of 1024, K = 100 8.97 to 2.85; f64 with K = 60, 4.97 to 2.63).
 const MAX_SETS: usize = 8;
 
-/// A bound on the K-th best key of the whole of `row`, for K up to `MAX_SETS` times half of
-/// `UNROLL · LANES` groups (256 for AVX-512 on 32-bit elements, 128 for AVX2 or AVX-512's 64-bit
-/// lanes, 64 for AVX2's): `None` for larger K, or when each group would hold fewer than two elements.
-/// (The collection's 4 KiB keep the callers to K of 128, 64 for 64-bit keys.)
+/// A bound on the K-th best key of the whole of `row`, for K up to `MAX_SETS` (4 on AVX-512's vectors)
+/// times half of `UNROLL · LANES` groups: 128 on AVX-512 and AVX2 for 32-bit elements, 64 for 64-bit
+/// ones (NEON: 64 and 32). `None` for larger K, or when each group would hold fewer than two elements.
 ///
 /// ```text
-/// S       = ⌈K / (groups / 2)⌉ sets of `groups` groups, rounded up to 1, 2 or 4; K split among them
+/// S       = ⌈K / (groups / 2)⌉ sets of `groups` groups, rounded up to 1, 2, 4 or 8; K split among them
 /// minima  = the lane-wise minima of S · groups groups (positions ≡ g modulo S · groups)
 /// bound_s = the K_s-th smallest of set s's minima, K_s about K / S
 /// bound   = the largest bound_s
