@@ -58,8 +58,16 @@ def counts(path):
     return by_address
 
 
-# The crate's own sources: the lines listed, and the instructions counted as the kernel's.
-CRATE_SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src") + "/"
+# Sources that are not the crate's: the toolchain's library and the registry's crates.
+NOT_OURS = ("/rustc/", "/.cargo/registry/", "/.cargo/git/", "/.rustup/")
+
+
+def ours(location):
+    """The crate's `src/...` part of a frame's `file:line`, or None for any other file (the toolchain, a
+    dependency, the harness in examples/). Any checkout's: BIN may come from another worktree."""
+    if "/src/" not in location or any(part in location for part in NOT_OURS):
+        return None
+    return "src/" + location.split("/src/", 1)[1]
 
 
 def source_lines(binary, addresses):
@@ -76,11 +84,10 @@ def source_lines(binary, addresses):
         for address, body in zip(blocks[1::2], blocks[2::2]):
             lines = body.strip().split("\n")
             locations = [lines[i + 1] for i in range(0, len(lines) - 1, 2)]
-            ours = [loc for loc in locations if loc.startswith(CRATE_SOURCES)]
-            pick = next((loc for loc in ours if not any(w in loc for w in WRAPPERS)), ours[0] if ours else None)
-            if pick is not None:
-                pick = "src/" + re.sub(r" \(discriminator \d+\)", "", pick[len(CRATE_SOURCES):])
-            result[int(address, 16)] = pick
+            mine = [ours(re.sub(r" \(discriminator \d+\)", "", loc)) for loc in locations]
+            mine = [loc for loc in mine if loc is not None]
+            result[int(address, 16)] = next((loc for loc in mine if not any(w in loc for w in WRAPPERS)),
+                                            mine[0] if mine else None)
     return result
 
 

@@ -254,31 +254,34 @@ impl<V: Vector> Prepared<V> {
         // The block's first position: a passing lane's position is its number in the block plus this.
         let mut first = V::splat(0);
         let step = V::splat(block as u64);
-        while start + block <= row.len() {
+        // The most positions `found` may hold before a block and still take all of it.
+        let last_room = found.len().checked_sub(block)?;
+        for _ in 0..row.len() / block {
             // Room for the whole block checked once, not per vector (two compares and branches of each
-            // vector's dozen instructions).
-            let room = found.get_mut(passed..passed + block)?;
+            // vector's dozen instructions), and by one compare: a subslice took two and its own bounds.
+            if passed > last_room {
+                return None;
+            }
+            // SAFETY: passed <= found.len() - block, so the block's positions fit from `passed` on.
+            let room = unsafe { found.as_mut_ptr().add(passed) };
             let mut filled = 0;
             let mut keep = |v: usize, bits: u64| {
                 let bits = bits & lane_bits;
                 // SAFETY: `filled` counts the lanes of the earlier vectors of the block that passed, at
-                // most LANES each, and the block has UNROLL vectors: `filled + LANES <= block`, the
-                // length of `room`, which store_positions' LANES u32 fit in.
-                unsafe {
-                    V::compress_iota(bits, v)
-                        .add(first)
-                        .store_positions(room.as_mut_ptr().add(filled))
-                };
+                // most LANES each, and the block has UNROLL vectors: `filled + LANES <= block`, and
+                // `room` has a block's positions, which store_positions' LANES u32 fit in.
+                unsafe { V::compress_iota(bits, v).add(first).store_positions(room.add(filled)) };
                 filled += bits.count_ones() as usize;
             };
             if const { KIND == HALF && V::HALF_LANES } {
-                // SAFETY: checked just above; T is f16 for HALF.
+                // SAFETY: start + block <= row.len(), as this is one of the row's `row.len() / block`
+                // whole blocks; T is f16 for HALF.
                 let bits = unsafe { self.half_bits::<T, TEST>(row, start) };
                 for v in 0..UNROLL {
                     keep(v, bits >> (v * V::LANES));
                 }
             } else {
-                // SAFETY: checked just above.
+                // SAFETY: as above, start + block <= row.len().
                 let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
                 for (v, mask) in masks.into_iter().enumerate() {
                     keep(v, V::bits(mask));
