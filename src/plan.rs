@@ -305,9 +305,10 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         let sizes = &self.input.sizes();
         let len = sizes[axis];
         let flip = self.direction.flip::<T::Key>();
-        let (values_step, indices_step) = (self.values.strides[axis], self.indices.strides[axis]);
         let strides = self.strides().map(|strides| *strides);
         let strides = strides.each_ref();
+        // SAFETY: offset 0 is the outputs' first address.
+        let slots = unsafe { self.slots_from([0, 0]) };
         let mut tile = [T::ZERO; TINY * MAX_LANES];
         let mut number = sequences.start;
         let mut coord = coordinates(sizes, axis, number);
@@ -341,15 +342,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
                 // addresses validated outputs hold, written by this plan alone. The index type holds every
                 // position of a sequence.
                 let mut emit = unsafe {
-                    SideOutputs::new(
-                        side,
-                        Slots::new(
-                            self.k,
-                            (self.values.data, values_step),
-                            (W::index_words(self.indices.data), indices_step),
-                        ),
-                        LaneStarts::Listed(outputs.get(done..).unwrap_or_default()),
-                    )
+                    SideOutputs::new(side, slots, LaneStarts::Listed(outputs.get(done..).unwrap_or_default()))
                 };
                 let no_buffer = Buffer::Packed(&mut []);
                 let taken = engine.select_side::<T>(&side, self.k, flip, no_buffer, &mut emit);
@@ -379,8 +372,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
         let flip = self.direction.flip::<T::Key>();
-        let (values_step, values_lane) = (self.values.strides[axis], self.values.strides[inner]);
-        let (indices_step, indices_lane) = (self.indices.strides[axis], self.indices.strides[inner]);
+        let (values_lane, indices_lane) = (self.values.strides[inner], self.indices.strides[inner]);
         let mut number = sequences.start;
         let mut coord = coordinates(sizes, axis, number);
         while number < sequences.end {
@@ -397,11 +389,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
             let mut emit = unsafe {
                 SideOutputs::new(
                     side,
-                    Slots::new(
-                        self.k,
-                        (self.values.data.offset(values_start), values_step),
-                        (W::index_words(self.indices.data.offset(indices_start)), indices_step),
-                    ),
+                    self.slots_from([values_start, indices_start]),
                     LaneStarts::Step([values_lane, indices_lane]),
                 )
             };
@@ -430,8 +418,6 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
         let flip = self.direction.flip::<T::Key>();
-        let values_step = self.values.strides[axis];
-        let indices_step = self.indices.strides[axis];
         let mut coord = coordinates(sizes, axis, sequences.start);
         // The three addresses of `coord`, moved with it (most steps add one stride to each, where
         // computing them took three times eight multiply-adds a sequence).
@@ -447,19 +433,32 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
             // stay coordinates, whose addresses a validated output holds, written by this plan alone
             // (plans split by `split_at` cover disjoint sequences). The plan's index type holds every
             // position of a sequence (`check_request`).
-            let outputs = unsafe {
-                Outputs::new(
-                    seq,
-                    Slots::new(
-                        self.k,
-                        (self.values.data.offset(values_start), values_step),
-                        (W::index_words(self.indices.data.offset(indices_start)), indices_step),
-                    ),
-                )
-            };
+            let outputs = unsafe { Outputs::new(seq, self.slots_from([values_start, indices_start])) };
             select(&seq, self.k, flip, &mut Emit::Outputs(outputs));
             advance(&mut coord, sizes, axis, &strides, &mut addresses);
         }
+    }
+
+    /// The outputs' slots of ranks `0..K` of the answer whose first rank is at `[values_start,
+    /// indices_start]` (offsets from the outputs' data), a step along the axis a rank.
+    ///
+    /// # Safety
+    /// Both offsets are addresses of a coordinate of their output (`offset`'s precondition).
+    #[inline(always)]
+    unsafe fn slots_from(&self, [values_start, indices_start]: [isize; 2]) -> Slots<T> {
+        let axis = self.axis;
+        // SAFETY: the caller's.
+        let (values, indices) = unsafe {
+            (
+                self.values.data.offset(values_start),
+                self.indices.data.offset(indices_start),
+            )
+        };
+        Slots::new(
+            self.k,
+            (values, self.values.strides[axis]),
+            (W::index_words(indices), self.indices.strides[axis]),
+        )
     }
 
     /// The addresses of `coord` in the input, the values and the indices.
