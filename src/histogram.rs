@@ -6,14 +6,16 @@
 //! instead: no comparison at all, and the output comes out sorted.
 //!
 //! ```text
-//! 8-bit keys (two passes over the row):
+//! 8-bit keys (two passes over the row, one over the gathered):
 //!     count[key]                                   // 256 counters
 //!     kth = the key where the running count reaches K; quota = K - (elements below kth)
-//!     next[key] = rank of key's first element      // prefix sums; K past kth
-//!     for each element in position order: if next[key] < K: buffer[next[key]++] = position
+//!     gather, in position order, the keys below kth and kth's ties (all of them where they fit in
+//!         the buffer, else the first quota)        // one compare and one store an element
+//!     next[key] = rank of key's first element      // prefix sums
+//!     for each gathered: if next[key] < K: sorted[next[key]++] = it
 //!                                                  // a counting sort: ties stay in position order,
 //!                                                  // kth's bucket stops at its quota
-//!     report buffer[..K]
+//!     report sorted[..K]
 //! 16-bit keys (three passes over the row, one over the K selected):
 //!     count[high byte]                             → top = the K-th's high byte
 //!     count[low byte] of keys with high < top, and separately of keys with high == top
@@ -72,17 +74,100 @@ pub(crate) fn select<T: Element, E: Entry>(
     }
 }
 
-/// 8-bit keys: count, then place each selected element at its rank in the buffer (a counting sort,
-/// ties in position order), then report the buffer in order.
+/// 8-bit keys: count, gather the selected in position order, then place those at their ranks (a
+/// counting sort of K, ties in position order).
 fn bytes<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, buffer: &mut [E], emit: &mut Emit<'_, T>) {
-    let mut next = [0u32; BUCKETS];
-    each_key(seq, flip, |_, key| next[key as usize & 0xFF] += 1);
-    let Some(cut) = Cut::of(&next, k) else { return };
-    first_ranks(&mut next, cut.key + 1);
-    // Past the K-th's bucket nothing is selected: their next rank is K, one past the last.
-    next.iter_mut().skip(cut.key + 1).for_each(|rank| *rank = k as u32);
-    place(seq, flip, k, buffer, &mut next, |_| true);
-    report(buffer.get(..k).unwrap_or_default(), emit);
+    let mut count = [0u32; BUCKETS];
+    each_key(seq, flip, |_, key| count[key as usize & 0xFF] += 1);
+    let Some(cut) = Cut::of(&count, k) else { return };
+    let ties = count.get(cut.key).map_or(0, |&c| c as usize);
+    let gathered = gather(seq, flip, k, cut, ties, buffer);
+    first_ranks(&mut count, cut.key + 1);
+    emit_by_rank(buffer, gathered, k, &mut count, |key| key as usize, emit);
+}
+
+/// Gathers into `buffer`, in position order, the elements that the K-th key `cut.key` selects: every
+/// key below it, and of the `ties` equal to it all of them where a slot of `buffer` is left spare (one
+/// compare an element), else the first `cut.quota`. Returns how many it gathered. Branch-free: an
+/// element not taken is written past the last taken, where the next one taken overwrites it (the spare
+/// slot; with only the quota, `buffer[k]`, there unless K = n, when every element is taken).
+///
+/// Without this pass the counting sort placed every element of the row at its rank: a load and a
+/// store of its bucket's rank that the next element of the same key waits for. With it, 1M u8 with
+/// K = 50 000 take half the time (BENCHMARKS.md).
+#[inline(always)]
+fn gather<T: Element, E: Entry>(
+    seq: &Sequence<'_, T>,
+    flip: u64,
+    k: usize,
+    cut: Cut,
+    ties: usize,
+    buffer: &mut [E],
+) -> usize {
+    let Some(last) = buffer.len().checked_sub(1) else {
+        return 0;
+    };
+    let kth = cut.key as u64;
+    let ties_fit = k + ties - (cut.quota as usize) < buffer.len();
+    let mut taken = 0usize;
+    let mut take = |position: usize, key: u64, taking: bool| {
+        // `taken.min(last)`: in `buffer` with no branch (`taken` reaches its length only after the
+        // last element, when K = n).
+        if let Some(slot) = buffer.get_mut(taken.min(last)) {
+            *slot = E::new(key, position);
+        }
+        taken += usize::from(taking);
+    };
+    if ties_fit {
+        each_key(seq, flip, |position, key| take(position, key, key <= kth));
+    } else {
+        // Keys below `limit` are taken: the K-th's ties too until its quota is reached.
+        let mut limit = kth + 1;
+        let mut ties = 0u32;
+        each_key(seq, flip, |position, key| {
+            take(position, key, key < limit);
+            ties += u32::from(key == kth);
+            limit = kth + u64::from(ties < cut.quota);
+        });
+    }
+    taken
+}
+
+/// Reports the first `gathered` entries of `buffer` (in position order) at their ranks, the first K
+/// ranks: `ranks[bucket]` is the rank of the next entry of that bucket. Sorted into the rest of
+/// `buffer` where K fit there and reported in order, else written to the outputs a rank at a time.
+#[inline(always)]
+fn emit_by_rank<T: Element, E: Entry>(
+    buffer: &mut [E],
+    gathered: usize,
+    k: usize,
+    ranks: &mut [u32; BUCKETS],
+    bucket: impl Fn(u64) -> usize,
+    emit: &mut Emit<'_, T>,
+) {
+    let (gathered, spare) = buffer.split_at_mut(gathered.min(buffer.len()));
+    match spare.get_mut(..k) {
+        Some(sorted) => {
+            for &entry in gathered.iter() {
+                let rank = &mut ranks[bucket(entry.key()) % BUCKETS];
+                // Ranks from K on are the K-th's ties past its quota.
+                if let Some(slot) = sorted.get_mut(*rank as usize) {
+                    *slot = entry;
+                }
+                *rank += 1;
+            }
+            report(sorted, emit);
+        }
+        None => {
+            for &entry in gathered.iter() {
+                let rank = &mut ranks[bucket(entry.key()) % BUCKETS];
+                if (*rank as usize) < k {
+                    emit.one(*rank as usize, entry.position());
+                }
+                *rank += 1;
+            }
+        }
+    }
 }
 
 /// Places every element that `selected` takes and whose bucket's next rank is below K at that rank
@@ -157,28 +242,7 @@ fn halfwords<T: Element, E: Entry>(
         *count = top.quota;
     }
     first_ranks(&mut high, top.key + 1);
-    let (gathered, spare) = buffer.split_at_mut(k.min(buffer.len()));
-    match spare.get_mut(..k) {
-        // Room for a second copy (n >= 2K): placed in the spare half, reported in order.
-        Some(sorted) => {
-            for &entry in gathered.iter() {
-                let rank = &mut high[(entry.key() >> 8) as usize & 0xFF];
-                if let Some(slot) = sorted.get_mut(*rank as usize) {
-                    *slot = entry;
-                }
-                *rank += 1;
-            }
-            report(sorted, emit);
-        }
-        // Otherwise straight to the outputs, one rank at a time.
-        None => {
-            for &entry in gathered.iter() {
-                let rank = &mut high[(entry.key() >> 8) as usize & 0xFF];
-                emit.one(*rank as usize, entry.position());
-                *rank += 1;
-            }
-        }
-    }
+    emit_by_rank(buffer, k, k, &mut high, |key| (key >> 8) as usize, emit);
 }
 
 /// Where the K-th smallest key falls in a count: the bucket, and how many of the bucket are selected.
