@@ -28,7 +28,7 @@
 
 use core::cmp::Ordering;
 
-use crate::element::{Element, Key, ordered_key};
+use crate::element::{Element, FLOAT_KEY, Key, Sealed, ordered_key};
 use crate::entry::{Emit, Entry, report};
 use crate::sequence::Sequence;
 
@@ -279,16 +279,42 @@ fn first_ranks(count: &mut [u32; BUCKETS], buckets: usize) {
 
 /// Calls `f(position, key)` for every element in position order, the slice way when the row is
 /// contiguous.
+///
+/// A contiguous row of floats has its keys computed a chunk at a time into an array, a loop the
+/// compiler vectorises, before `f` takes them one by one: a float's key is a dozen instructions (the
+/// sign's flip, both zeros and every NaN merged), which each of the 16-bit count's four passes spent on
+/// every element (1M f16 with K = 300 000: 14 to 8 ns an element). An integer's key is one `xor`, which
+/// the array's store and load would only slow.
 #[inline(always)]
 fn each_key<T: Element>(seq: &Sequence<'_, T>, flip: u64, mut f: impl FnMut(usize, u64)) {
-    if let Some(row) = seq.contiguous() {
-        for (position, &value) in row.iter().enumerate() {
-            f(position, ordered_key(value, flip));
+    const CHUNK: usize = 64;
+    match seq.contiguous() {
+        Some(row) if <T as Sealed>::KEY_FORM == FLOAT_KEY => {
+            let (chunks, tail) = row.as_chunks::<CHUNK>();
+            for (c, chunk) in chunks.iter().enumerate() {
+                let mut keys = [<T::Key as Key>::narrow(0); CHUNK];
+                for (key, &value) in keys.iter_mut().zip(chunk) {
+                    *key = value.key();
+                }
+                for (i, key) in keys.into_iter().enumerate() {
+                    f(c * CHUNK + i, key.widen() ^ flip);
+                }
+            }
+            let done = chunks.len() * CHUNK;
+            for (i, &value) in tail.iter().enumerate() {
+                f(done + i, ordered_key(value, flip));
+            }
         }
-    } else {
-        for position in 0..seq.len() {
-            // SAFETY: position < seq.len().
-            f(position, ordered_key(unsafe { seq.get(position) }, flip));
+        Some(row) => {
+            for (position, &value) in row.iter().enumerate() {
+                f(position, ordered_key(value, flip));
+            }
+        }
+        None => {
+            for position in 0..seq.len() {
+                // SAFETY: position < seq.len().
+                f(position, ordered_key(unsafe { seq.get(position) }, flip));
+            }
         }
     }
 }
