@@ -16,12 +16,15 @@
 //!                                                  // a counting sort: ties stay in position order,
 //!                                                  // kth's bucket stops at its quota
 //!     report sorted[..K]
-//! 16-bit keys (three passes over the row, one over the K selected):
+//! 16-bit keys (three passes over the row, two over the K selected):
 //!     count[high byte]                             → top = the K-th's high byte
 //!     count[low byte] of keys with high < top, and separately of keys with high == top
 //!                                                  → kth, quota, and the selected elements' low bytes
-//!     place the selected in the buffer by low byte (stable)
-//!     place those in the spare half by high byte (stable), report it   // LSD: (key, position) order
+//!     gather the K selected as 8-bit keys do (the first quota of kth's ties)
+//!     place them in the spare half by low byte (stable)
+//!     place those back by high byte (stable), report them             // LSD: (key, position) order
+//!     (K > n/2, no room for two copies: placed by low byte straight from the row, then emitted by
+//!     high byte a rank at a time)
 //! ```
 //! No element is compared with another, and the passes have no data-dependent branch. Counters are
 //! `u32`: rows longer than `u32::MAX` go to the filter ([`suits`]).
@@ -148,25 +151,33 @@ fn emit_by_rank<T: Element, E: Entry>(
     let (gathered, spare) = buffer.split_at_mut(gathered.min(buffer.len()));
     match spare.get_mut(..k) {
         Some(sorted) => {
-            for &entry in gathered.iter() {
-                let rank = &mut ranks[bucket(entry.key()) % BUCKETS];
-                // Ranks from K on are the K-th's ties past its quota.
-                if let Some(slot) = sorted.get_mut(*rank as usize) {
-                    *slot = entry;
-                }
-                *rank += 1;
-            }
+            counting_sort(gathered, sorted, ranks, bucket);
             report(sorted, emit);
         }
         None => {
             for &entry in gathered.iter() {
                 let rank = &mut ranks[bucket(entry.key()) % BUCKETS];
+                // Ranks from K on are the K-th's ties past its quota.
                 if (*rank as usize) < k {
                     emit.one(*rank as usize, entry.position());
                 }
                 *rank += 1;
             }
         }
+    }
+}
+
+/// Puts each of `from` at its bucket's next rank in `to`, and advances the rank: a stable counting sort
+/// (`ranks[bucket]` is the rank of the bucket's first entry). Ranks past `to` are dropped (the K-th's
+/// ties past its quota).
+#[inline(always)]
+fn counting_sort<E: Entry>(from: &[E], to: &mut [E], ranks: &mut [u32; BUCKETS], bucket: impl Fn(u64) -> usize) {
+    for &entry in from {
+        let rank = &mut ranks[bucket(entry.key()) % BUCKETS];
+        if let Some(slot) = to.get_mut(*rank as usize) {
+            *slot = entry;
+        }
+        *rank += 1;
     }
 }
 
@@ -196,7 +207,7 @@ fn place<T: Element, E: Entry>(
 }
 
 /// 16-bit keys: the high byte's count finds the K-th's bucket, the low bytes' count the K-th itself;
-/// the selected are gathered by low byte and emitted by high byte.
+/// the selected are gathered, sorted by low byte, and emitted by high byte.
 fn halfwords<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
@@ -219,7 +230,11 @@ fn halfwords<T: Element, E: Entry>(
     let Some(cut) = Cut::of(in_top, top.quota as usize) else {
         return;
     };
-    let kth = top.key << 8 | cut.key;
+    let kth = Cut {
+        key: top.key << 8 | cut.key,
+        quota: cut.quota,
+    };
+    let ties = in_top.get(cut.key).map_or(0, |&c| c as usize);
     // The selected elements' low bytes: all of those below bucket `top`, and of bucket `top` those
     // below the K-th's low byte plus the quota of ties.
     for (byte, (all, &in_top)) in below.iter_mut().zip(in_top.iter()).enumerate() {
@@ -230,19 +245,31 @@ fn halfwords<T: Element, E: Entry>(
         };
     }
     first_ranks(below, BUCKETS);
-    let mut taken = 0;
-    let selected = |key: u64| {
-        let tie = key == kth as u64 && taken < cut.quota;
-        taken += u32::from(tie);
-        key < kth as u64 || tie
-    };
-    place(seq, flip, k, buffer, below, selected);
-    // Gathered in (low byte, position) order; a stable pass by high byte makes it (key, position).
     if let Some(count) = high.get_mut(top.key) {
         *count = top.quota;
     }
     first_ranks(&mut high, top.key + 1);
-    emit_by_rank(buffer, k, k, &mut high, |key| (key >> 8) as usize, emit);
+    if k.saturating_mul(2) <= buffer.len() {
+        // Room for two copies (n >= 2K): the K gathered (exactly: `gather` is given one spare slot),
+        // sorted by low byte, then back by high byte, stably: (key, position) order.
+        gather(seq, flip, k, kth, ties, buffer.get_mut(..=k).unwrap_or_default());
+        let (gathered, sorted) = buffer.split_at_mut(k);
+        let sorted = sorted.get_mut(..k).unwrap_or_default();
+        counting_sort(gathered, sorted, below, |key| key as usize);
+        counting_sort(sorted, gathered, &mut high, |key| (key >> 8) as usize);
+        report(gathered, emit);
+    } else {
+        // Otherwise placed by low byte straight from the row, then emitted by high byte a rank at a
+        // time.
+        let mut taken = 0;
+        let selected = |key: u64| {
+            let tie = key == kth.key as u64 && taken < cut.quota;
+            taken += u32::from(tie);
+            key < kth.key as u64 || tie
+        };
+        place(seq, flip, k, buffer, below, selected);
+        emit_by_rank(buffer, k, k, &mut high, |key| (key >> 8) as usize, emit);
+    }
 }
 
 /// Where the K-th smallest key falls in a count: the bucket, and how many of the bucket are selected.
