@@ -10,11 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
-# Flash (text + data) of firmware/ in bytes: 32 KiB, an eighth of the 256 KiB part link.x describes.
+# Flash (text + data) of firmware/ in bytes: 34 KiB, about an eighth of the 256 KiB part link.x describes.
 # Measured on rustc 1.95 (opt-level "s", LTO): 16,864 with the scalar engine, 21,346 once the portable
-# engine became the default, 26,862 with the prefix bound, side-by-side rows and the broadcast-axis shortcut, 29,626 with the counting path for 8-bit keys (2026-11-25, as ci.sh measures it). The budget catches a new dependency or a panic path that drags in
-# formatting (about 10 KB alone).
-FIRMWARE_BUDGET=${FIRMWARE_BUDGET:-32768}
+# engine became the default, 26,862 with the prefix bound, side-by-side rows and the broadcast-axis shortcut, 29,626 with the counting path for 8-bit keys (2026-11-25, as ci.sh measures it),
+# 32,676 by 2026-11-30, 33,170 once the counting path gathers before it sorts (its u8 rows of 1024
+# with K = 100 1.9x faster): the budget went from 32 to 34 KiB then. It catches a new dependency or a
+# panic path that drags in formatting (about 10 KB alone).
+FIRMWARE_BUDGET=${FIRMWARE_BUDGET:-34816}
 
 step() { printf '\n== %s (at %d s of this script)\n' "$*" "$SECONDS"; }
 started=$SECONDS
