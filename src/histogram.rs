@@ -124,16 +124,24 @@ fn gather<T: Element, E: Entry>(
     if ties_fit {
         each_key(seq, flip, |position, key| take(position, key, key <= kth));
     } else {
-        // Keys below `limit` are taken: the K-th's ties too until its quota is reached.
-        let mut limit = kth + 1;
-        let mut ties = 0u32;
-        each_key(seq, flip, |position, key| {
-            take(position, key, key < limit);
-            ties += u32::from(key == kth);
-            limit = kth + u64::from(ties < cut.quota);
-        });
+        let mut selected = first_quota(kth, cut.quota);
+        each_key(seq, flip, |position, key| take(position, key, selected(key)));
     }
     taken
+}
+
+/// Whether each key offered, in position order, is selected by the K-th key `kth` with `quota` of its
+/// ties: keys below it, and the first `quota >= 1` equal to it. A running limit, `kth + 1` until the
+/// quota's last tie and `kth` after, with no branch.
+#[inline(always)]
+fn first_quota(kth: u64, quota: u32) -> impl FnMut(u64) -> bool {
+    let (mut limit, mut ties) = (kth + 1, 0u32);
+    move |key| {
+        let selected = key < limit;
+        ties += u32::from(key == kth);
+        limit = kth + u64::from(ties < quota);
+        selected
+    }
 }
 
 /// Reports the first `gathered` entries of `buffer` (in position order) at their ranks, the first K
@@ -261,13 +269,7 @@ fn halfwords<T: Element, E: Entry>(
     } else {
         // Otherwise placed by low byte straight from the row, then emitted by high byte a rank at a
         // time.
-        let mut taken = 0;
-        let selected = |key: u64| {
-            let tie = key == kth.key as u64 && taken < cut.quota;
-            taken += u32::from(tie);
-            key < kth.key as u64 || tie
-        };
-        place(seq, flip, k, buffer, below, selected);
+        place(seq, flip, k, buffer, below, first_quota(kth.key as u64, kth.quota));
         emit_by_rank(buffer, k, k, &mut high, |key| (key >> 8) as usize, emit);
     }
 }

@@ -144,8 +144,8 @@ fn all_equal_rows_keep_positions_in_order() {
 }
 
 /// Counted rows (8-bit keys, K a large part of the row) whose selected elements and the K-th's ties
-/// fill the candidate buffer (2K) exactly, with the best last and more rows after: the elements not
-/// taken must not overwrite the last one gathered.
+/// fill the candidate buffer (2K) exactly, with the best last and more elements after: the elements
+/// not taken must not overwrite the last one gathered.
 #[test]
 fn counted_rows_whose_ties_fill_the_buffer() {
     let k = 16;
