@@ -30,12 +30,20 @@ pub(super) const CHUNK: usize = 64;
 /// convert (they lost 10-15% with two).
 #[inline(always)]
 pub(super) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize {
-    let blocks = if KIND == HALF && V::HALF_LANES || size_of::<T>() >= 4 {
+    let blocks = if in_16_bit_lanes::<V, KIND>() || size_of::<T>() >= 4 {
         2
     } else {
         1
     };
     blocks * UNROLL * V::LANES
+}
+
+/// Whether `KIND`'s elements are tested as raw bits in 16-bit lanes on `V`: f16 and bf16 (`HALF`,
+/// `BRAIN`) where the vector has them ([`Vector::HALF_LANES`]). Both are sign and magnitude in 16 bits,
+/// so one set of integer tests ([`half_limit`]) serves them, with the type's infinity.
+#[inline(always)]
+pub(super) const fn in_16_bit_lanes<V: Vector, const KIND: u8>() -> bool {
+    (KIND == HALF || KIND == BRAIN) && V::HALF_LANES
 }
 
 // The key forms of `Element`s, and the two forms the block test has of its own for floats: the kind
@@ -56,10 +64,12 @@ pub(super) const NATIVE_FLOAT: u8 = 3;
 /// one more, not two.
 pub(super) const HALF: u8 = 4;
 
-/// bf16 on the SIMD engines' 32-bit lanes ([`Vector::WIDENS_BF16`]): widened to the f32 of the same
-/// value on load ([`Vector::load_bf16`]: its bits shifted up 16, exact) and compared like
+/// bf16 on vectors with 16-bit lanes: the raw bits, like f16's (the same tests, with bf16's infinity:
+/// [`in_16_bit_lanes`]); AVX2 on Zen 3, 32 x 128k with K = 50, 0.34-0.50 to 0.25 ms, K = 1 0.27 to
+/// 0.17. On the other SIMD engines' 32-bit lanes ([`Vector::WIDENS_BF16`]): widened to the f32 of the
+/// same value on load ([`Vector::load_bf16`]: its bits shifted up 16, exact) and compared like
 /// `NATIVE_FLOAT` against the bf16 limit value, widened too. Keyed in the lanes instead (`FLOAT`, nine
-/// operations a vector), 32 x 128k with K = 50 took 1.19 ms on Zen 3 (AVX2), 0.44 so.
+/// operations a vector), 32 x 128k with K = 50 took 1.19 ms on Zen 3 (AVX2), 0.44 widened.
 pub(super) const BRAIN: u8 = 5;
 
 /// A key limit turned into what the block test compares lanes with.
@@ -68,8 +78,8 @@ pub(super) struct Prepared<V> {
     /// The key limit this stands for (0 = none yet: a limit of 0 stops the scan before any test).
     pub(super) key: u64,
     limit: V,
-    /// `HALF` in 16-bit lanes: lanes above this are negative NaNs (`0xFC00` in each, or all ones where the
-    /// test needs no such term).
+    /// f16 or bf16 in 16-bit lanes: lanes above this are negative NaNs (-inf in each, `0xFC00` or
+    /// `0xFF80`, or all ones where the test needs no such term).
     negative_nan: V,
     /// How lanes are compared with `limit`: one of the test constants below `AT_RUN_TIME`.
     test: u8,
@@ -208,8 +218,8 @@ impl<V: Vector> Prepared<V> {
 
     /// The positions of the lanes that pass the limit in `row`'s whole blocks, compressed into `found`
     /// in order, a vector at a time ([`Vector::COMPRESSES`] engines): the start of the first block not
-    /// seen and the count, or `None` once `found` has no room for another block. f16 in 16-bit lanes
-    /// takes its tests as bits, two vectors at a time.
+    /// seen and the count, or `None` once `found` has no room for another block. f16 and bf16 in 16-bit
+    /// lanes take their tests as bits, two vectors at a time.
     ///
     /// Each vector's test stays a mask register that the compress takes as it is, where the bits of a
     /// whole block went through a general register and back, and the test is matched outside the loop.
@@ -273,9 +283,9 @@ impl<V: Vector> Prepared<V> {
                 unsafe { V::compress_iota(bits, v).add(first).store_positions(room.add(filled)) };
                 filled += bits.count_ones() as usize;
             };
-            if const { KIND == HALF && V::HALF_LANES } {
+            if const { in_16_bit_lanes::<V, KIND>() } {
                 // SAFETY: start + block <= row.len(), as this is one of the row's `row.len() / block`
-                // whole blocks; T is f16 for HALF.
+                // whole blocks; T is f16 or bf16 in 16-bit lanes.
                 let bits = unsafe { self.half_bits::<T, TEST>(row, start) };
                 for v in 0..UNROLL {
                     keep(v, bits >> (v * V::LANES));
@@ -386,7 +396,7 @@ impl<V: Vector> Prepared<V> {
     }
 
     /// Whether any lane of the [`scan_unit`] elements of `row` from `start` passes the test `TEST`:
-    /// f16 bits in 16-bit lanes folded lane-wise ([`half_any`]), f32/f64 folded where the vectors can
+    /// f16 or bf16 bits in 16-bit lanes folded lane-wise ([`half_any`]), f32/f64 folded where the vectors can
     /// ([`float_any`](Self::float_any)), the masks of the unit's blocks or-ed otherwise.
     ///
     /// # Safety
@@ -401,12 +411,12 @@ impl<V: Vector> Prepared<V> {
         let block = UNROLL * V::LANES;
         let unit = scan_unit::<V, T, KIND>();
         debug_assert!(start + unit <= row.len(), "{start} of {}", row.len());
-        if const { KIND == HALF && V::HALF_LANES } {
+        if const { in_16_bit_lanes::<V, KIND>() } {
             let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
             let mut raw = [V::splat(0); UNROLL];
             for (pair, raw) in raw.iter_mut().enumerate() {
                 // SAFETY: the pair's 2 · LANES elements end at start + 2 · block = start + unit at the
-                // latest, inside `row` (the caller's precondition), and T is f16 (2 bytes).
+                // latest, inside `row` (the caller's precondition), and T is f16 or bf16 (2 bytes).
                 *raw = unsafe { V::load16(row.as_ptr().add(start + 2 * pair * V::LANES).cast()) };
             }
             return half_any(&raw, self.limit, self.negative_nan, test);
@@ -480,7 +490,7 @@ impl<V: Vector> Prepared<V> {
         start: usize,
         lanes: &Lanes<V>,
     ) -> u64 {
-        if const { KIND == HALF && V::HALF_LANES } {
+        if const { in_16_bit_lanes::<V, KIND>() } {
             // SAFETY: the caller's precondition.
             return unsafe { self.half_bits::<T, TEST>(row, start) };
         }
@@ -495,12 +505,12 @@ impl<V: Vector> Prepared<V> {
         bits_of::<V>(&masks)
     }
 
-    /// [`bits_with`](Self::bits_with) for `HALF` in 16-bit lanes: `UNROLL / 2` registers of 16-bit
+    /// [`bits_with`](Self::bits_with) for f16 and bf16 in 16-bit lanes: `UNROLL / 2` registers of 16-bit
     /// lanes, whose tests come as bits already (kept out of the masks of 32-bit lanes: splitting them per
     /// `LANES` made LLVM shuffle the masks through memory, and the loop 7 times slower).
     ///
     /// # Safety
-    /// `start + UNROLL · LANES <= row.len()`, and T is f16.
+    /// `start + UNROLL · LANES <= row.len()`, and T is f16 or bf16.
     #[inline(always)]
     unsafe fn half_bits<T: Element, const TEST: u8>(&self, row: &[T], start: usize) -> u64 {
         debug_assert!(start + UNROLL * V::LANES <= row.len() && size_of::<T>() == 2);
@@ -508,7 +518,7 @@ impl<V: Vector> Prepared<V> {
         let mut bits = 0;
         for pair in 0..UNROLL / 2 {
             // SAFETY: the pair's 2 · LANES elements end at start + UNROLL · LANES at the latest, inside
-            // `row` (the caller's precondition), and T is f16 (2 bytes).
+            // `row` (the caller's precondition), and T is f16 or bf16 (2 bytes).
             let raw = unsafe { V::load16(row.as_ptr().add(start + 2 * pair * V::LANES).cast()) };
             bits |= half_test(raw, self.limit, self.negative_nan, test) << (2 * pair * V::LANES);
         }
@@ -589,7 +599,7 @@ impl<V: Vector> Prepared<V> {
                 let (value, test) = float_limit(key, flip, map);
                 (value, test.code(), above((value, test)))
             }
-            HALF if V::HALF_LANES => {
+            HALF | BRAIN if V::HALF_LANES => {
                 let float = float_limit(key, flip, map);
                 let (half, test) = half_limit(float);
                 // The same 16 bits in both halves of every 32-bit lane.
@@ -610,7 +620,7 @@ impl<V: Vector> Prepared<V> {
             _ => (key, LESS, false),
         };
         let negative_nan = match test {
-            HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN => (F16_INFINITY | 0x8000) * 0x1_0001,
+            HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN => (map.infinity | map.sign) * 0x1_0001,
             _ => u64::MAX,
         };
         Prepared {
@@ -634,7 +644,7 @@ fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
 }
 
 // How lanes are compared with the prepared limit, as the const parameter of the hot loop: the
-// [`FloatTest`]s (`LESS` is also the keyed integer test), the tests of f16 bits in 16-bit lanes
+// [`FloatTest`]s (`LESS` is also the keyed integer test), the tests of f16 or bf16 bits in 16-bit lanes
 // ([`half_test`]), and those of raw integers.
 const LESS: u8 = 0;
 const LESS_OR_EQUAL: u8 = 1;
@@ -670,7 +680,7 @@ const fn raw_integers<V: Vector, T: Element>() -> bool {
 /// family compiled only where it can occur; every kind also has `LESS` (the keys).
 const fn test_family<V: Vector, T: Element, const KIND: u8>() -> u8 {
     match KIND {
-        HALF if V::HALF_LANES => HALF_TESTS,
+        HALF | BRAIN if V::HALF_LANES => HALF_TESTS,
         NATIVE_FLOAT | HALF | BRAIN => FLOAT_TESTS,
         UNSIGNED if raw_integers::<V, T>() => UNSIGNED_TESTS,
         SIGNED if raw_integers::<V, T>() => SIGNED_TESTS,
@@ -678,7 +688,7 @@ const fn test_family<V: Vector, T: Element, const KIND: u8>() -> u8 {
     }
 }
 
-/// The families of [`test_family`]: floats compared as floats, f16 bits in 16-bit lanes, 32- and 64-bit
+/// The families of [`test_family`]: floats compared as floats, f16 or bf16 bits in 16-bit lanes, 32- and 64-bit
 /// integers compared raw, and keys only.
 const FLOAT_TESTS: u8 = 0;
 const HALF_TESTS: u8 = 1;
@@ -686,7 +696,7 @@ const UNSIGNED_TESTS: u8 = 2;
 const SIGNED_TESTS: u8 = 3;
 const KEY_TESTS: u8 = 4;
 
-/// The lanes of `raw` (f16 bits in 16-bit lanes) that pass `test` against `limit` and `negative_nan`,
+/// The lanes of `raw` (f16 or bf16 bits in 16-bit lanes) that pass `test` against `limit` and `negative_nan`,
 /// as bits.
 #[inline(always)]
 pub(super) fn half_test<V: Vector>(raw: V, limit: V, negative_nan: V, test: u8) -> u64 {
@@ -739,7 +749,7 @@ fn half_any<V: Vector>(raw: &[V; UNROLL], limit: V, negative_nan: V, test: u8) -
     }
 }
 
-/// The float test `(v, test)` of [`float_limit`] for f16, as integer compares of the raw bits
+/// The float test `(v, test)` of [`float_limit`] for f16 or bf16, as integer compares of the raw bits
 /// (sign and magnitude) in 16-bit lanes: the value and the test constant for [`half_test`].
 ///
 /// ```text
@@ -1185,26 +1195,40 @@ mod tests {
         );
     }
 
-    /// The f16 bit tests of every limit pass every f16 whose key is below it, and besides those only
-    /// negative NaNs (which `x < v` may pass): checked over all 65536 values, for limits at and around
-    /// every key of interest.
+    /// The bit tests of every limit, in 16-bit lanes, pass every f16 (and every bf16) whose key is below
+    /// it, and besides those only negative NaNs (which `x < v` may pass): checked over all 65536 values,
+    /// for limits at and around every key of interest.
     #[test]
-    #[cfg_attr(miri, ignore = "9 million tests of plain integer code")]
+    #[cfg_attr(miri, ignore = "18 million tests of plain integer code")]
     fn half_limits_pass_exactly_the_keys_below() {
-        let map = KeyMap::of::<half::f16>();
-        let key = |x: u16| u64::from(half::f16::from_bits(x).key());
-        let values = [
-            0u16, 0x8000, 1, 0x8001, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE01,
-        ];
+        check_half_limits(
+            &KeyMap::of::<half::f16>(),
+            |x| u64::from(half::f16::from_bits(x).key()),
+            &[
+                0u16, 0x8000, 1, 0x8001, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE01,
+            ],
+        );
+        check_half_limits(
+            &KeyMap::of::<half::bf16>(),
+            |x| u64::from(half::bf16::from_bits(x).key()),
+            &[
+                0u16, 0x8000, 1, 0x8001, 0x3F80, 0xBF80, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1,
+            ],
+        );
+    }
+
+    /// [`half_limit`]'s tests against the keys of one 16-bit float type, at and around `values`' keys.
+    fn check_half_limits(map: &KeyMap, key: impl Fn(u16) -> u64, values: &[u16]) {
         let mut limits: Vec<u64> = values.iter().flat_map(|&x| [key(x) - 1, key(x), key(x) + 1]).collect();
         limits.extend([1, 0xFFFE, 0xFFFF, 0x7FFF, 0x7FFE]);
+        let negative_infinity = (map.infinity | map.sign) as u16;
         for flip in [0, 0xFFFF] {
             for &limit in limits.iter().filter(|&&l| (1..=0xFFFF).contains(&l)) {
-                let (v, test) = half_limit(float_limit(limit, flip, &map));
+                let (v, test) = half_limit(float_limit(limit, flip, map));
                 let v = v as u16;
                 for x in 0..=u16::MAX {
                     let (signed, v_signed) = (x as i16, v as i16);
-                    let negative_nan = x > 0xFC00;
+                    let negative_nan = x > negative_infinity;
                     let passes = match test {
                         HALF_BELOW_SIGNED => signed < v_signed,
                         HALF_ABOVE => x > v,
