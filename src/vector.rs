@@ -65,8 +65,8 @@ pub(crate) trait Vector: Copy {
         self
     }
     /// Whether the register also has `2 · LANES` 16-bit lanes with the compares below (AVX-512BW, AVX2):
-    /// f16 and bf16 rows are then tested on their raw bits, with no conversion (`arch::generic::lanes`'s
-    /// `in_16_bit_lanes`).
+    /// rows of 16-bit elements (f16, bf16, i16, u16) are then tested on their raw bits, with no conversion
+    /// or widening (`arch::generic::lanes`'s `in_16_bit_lanes`).
     const HALF_LANES: bool = false;
     /// Loads `2 · LANES` `u16`s into 16-bit lanes, unchanged. Called only where
     /// [`HALF_LANES`](Self::HALF_LANES); the default loads through [`load`](Self::load).

@@ -8,7 +8,7 @@ use crate::entry::Entry;
 use crate::vector::{MAX_LANES, Vector};
 
 use super::filter::offer;
-use super::lanes::{BRAIN, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, in_16_bit_lanes, keys, load_as};
+use super::lanes::{BRAIN, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, UNROLL, keys, load_as};
 use super::network;
 
 /// Groups the prefix bound takes its minima over (at most; fewer when `UNROLL` vectors hold fewer lanes;
@@ -202,7 +202,7 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
     let rounds = rounds.min(row.len() / (vectors * V::LANES));
     let lanes = Lanes::<V>::new(map, flip);
     let long = row.len() > PICK_MIN * UNROLL * V::LANES;
-    if const { V::SPECIALIZE && in_16_bit_lanes::<V, KIND>() && N == UNROLL }
+    if const { V::SPECIALIZE && (KIND == HALF || KIND == BRAIN) && V::HALF_LANES && N == UNROLL }
         && long
         && rounds > 0
         && vectors.is_multiple_of(2)
