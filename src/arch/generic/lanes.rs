@@ -583,32 +583,34 @@ impl<V: Vector> Prepared<V> {
         // Whether the float test passes only values above +0 and NaNs: `!(x <= v)` for v at or above +0.
         let above = |(value, test): (u64, FloatTest)| test == FloatTest::NotLessOrEqual && value & map.sign == 0;
         let (limit, test, above_zero) = match KIND {
-            // 16-bit integers in 16-bit lanes: the keys of the arm below, on the compares of the float
-            // tests, whose negative NaN term is never met (all ones, set below).
-            UNSIGNED | SIGNED if in_16_bit_lanes::<V, T, KIND>() => {
+            // An integer's key is its bits, the sign bit flipped if signed, then all flipped for
+            // `Decreasing` (flip = all ones): order-preserving maps, moved from every lane to the limit.
+            // key < L is x < L (^ sign), or, flipped, x > L ^ ones (^ sign). 16-bit integers in 16-bit
+            // lanes take the compares of the float tests there, whose negative NaN term is never met
+            // (all ones, set below).
+            UNSIGNED | SIGNED if raw_integers::<V, T>() || in_16_bit_lanes::<V, T, KIND>() => {
                 debug_assert!((flip == 0 || flip == map.ones) && key <= map.ones);
                 let signed = KIND == SIGNED;
                 let limit = key ^ flip ^ if signed { map.sign } else { 0 };
-                let test = match (flip == 0, signed) {
-                    (true, false) => HALF_BELOW_OR_NAN,
-                    (false, false) => HALF_ABOVE,
-                    (true, true) => HALF_BELOW_SIGNED,
-                    (false, true) => HALF_ABOVE_SIGNED_OR_NAN,
+                let (tests, limit) = if in_16_bit_lanes::<V, T, KIND>() {
+                    // The same 16 bits in both halves of every 32-bit lane.
+                    (
+                        [
+                            HALF_BELOW_OR_NAN,
+                            HALF_ABOVE,
+                            HALF_BELOW_SIGNED,
+                            HALF_ABOVE_SIGNED_OR_NAN,
+                        ],
+                        limit * 0x1_0001,
+                    )
+                } else {
+                    ([BELOW, ABOVE, BELOW_SIGNED, ABOVE_SIGNED], limit)
                 };
-                (limit * 0x1_0001, test, false)
-            }
-            // An integer's key is its bits, the sign bit flipped if signed, then all flipped for
-            // `Decreasing` (flip = all ones): order-preserving maps, moved from every lane to the limit.
-            // key < L is x < L (^ sign), or, flipped, x > L ^ ones (^ sign).
-            UNSIGNED | SIGNED if raw_integers::<V, T>() => {
-                debug_assert!(flip == 0 || flip == map.ones);
-                let signed = KIND == SIGNED;
-                let limit = key ^ flip ^ if signed { map.sign } else { 0 };
                 let test = match (flip == 0, signed) {
-                    (true, false) => BELOW,
-                    (false, false) => ABOVE,
-                    (true, true) => BELOW_SIGNED,
-                    (false, true) => ABOVE_SIGNED,
+                    (true, false) => tests[0],
+                    (false, false) => tests[1],
+                    (true, true) => tests[2],
+                    (false, true) => tests[3],
                 };
                 (limit, test, false)
             }
