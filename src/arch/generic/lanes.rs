@@ -21,7 +21,7 @@ const SCAN_AHEAD: usize = 4096;
 pub(super) const UNROLL: usize = 4;
 
 /// Units a chunk of [`Prepared::scan`] with `CHUNKS` tests, a bit each, before it branches (see
-/// `filter`): 2048 f16 on AVX2.
+/// `filter`): 4096 f16 on AVX2 (units of 64 in 16-bit lanes).
 pub(super) const CHUNK: usize = 64;
 
 /// The elements the hot loop tests a branch: two blocks for 32- and 64-bit elements and 16-bit ones in
@@ -41,8 +41,8 @@ pub(super) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize 
 /// Whether `KIND`'s elements are tested as raw bits in 16-bit lanes on `V`, where the vector has them
 /// ([`Vector::HALF_LANES`]): f16 and bf16 (`HALF`, `BRAIN`), sign and magnitude in 16 bits, so that one
 /// set of integer tests ([`half_limit`]) serves both with the type's infinity; and 16-bit integers,
-/// whose keys are their bits (the sign flipped if signed), on the same compares. In 32-bit lanes (AVX2,
-/// Zen 3, ms): 32 x 128k i16 with K = 50 0.35 to 0.23, K = 8 0.37 to 0.19, u16 K = 8 0.31 to 0.18;
+/// whose keys are their bits (the sign flipped if signed), on the same compares. Against 32-bit lanes
+/// (AVX2, Zen 3, ms): 32 x 128k i16 with K = 50 0.35 to 0.23, K = 8 0.37 to 0.19, u16 K = 8 0.31 to 0.18;
 /// 4096 x 256 i16 with K = 8 0.75 to 0.50.
 #[inline(always)]
 pub(super) const fn in_16_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
@@ -221,7 +221,7 @@ impl<V: Vector> Prepared<V> {
 
     /// The positions of the lanes that pass the limit in `row`'s whole blocks, compressed into `found`
     /// in order, a vector at a time ([`Vector::COMPRESSES`] engines): the start of the first block not
-    /// seen and the count, or `None` once `found` has no room for another block. f16 and bf16 in 16-bit
+    /// seen and the count, or `None` once `found` has no room for another block. 16-bit elements in 16-bit
     /// lanes take their tests as bits, two vectors at a time.
     ///
     /// Each vector's test stays a mask register that the compress takes as it is, where the bits of a
@@ -288,7 +288,7 @@ impl<V: Vector> Prepared<V> {
             };
             if const { in_16_bit_lanes::<V, T, KIND>() } {
                 // SAFETY: start + block <= row.len(), as this is one of the row's `row.len() / block`
-                // whole blocks; T is f16 or bf16 in 16-bit lanes.
+                // whole blocks; T is 2 bytes wide (in_16_bit_lanes).
                 let bits = unsafe { self.half_bits::<T, TEST>(row, start) };
                 for v in 0..UNROLL {
                     keep(v, bits >> (v * V::LANES));
@@ -399,7 +399,7 @@ impl<V: Vector> Prepared<V> {
     }
 
     /// Whether any lane of the [`scan_unit`] elements of `row` from `start` passes the test `TEST`:
-    /// f16 or bf16 bits in 16-bit lanes folded lane-wise ([`half_any`]), f32/f64 folded where the vectors can
+    /// 16-bit elements in 16-bit lanes folded lane-wise ([`half_any`]), f32/f64 folded where the vectors can
     /// ([`float_any`](Self::float_any)), the masks of the unit's blocks or-ed otherwise.
     ///
     /// # Safety
@@ -419,7 +419,7 @@ impl<V: Vector> Prepared<V> {
             let mut raw = [V::splat(0); UNROLL];
             for (pair, raw) in raw.iter_mut().enumerate() {
                 // SAFETY: the pair's 2 · LANES elements end at start + 2 · block = start + unit at the
-                // latest, inside `row` (the caller's precondition), and T is f16 or bf16 (2 bytes).
+                // latest, inside `row` (the caller's precondition), and T is 2 bytes wide (in_16_bit_lanes).
                 *raw = unsafe { V::load16(row.as_ptr().add(start + 2 * pair * V::LANES).cast()) };
             }
             return half_any(&raw, self.limit, self.negative_nan, test);
@@ -508,12 +508,12 @@ impl<V: Vector> Prepared<V> {
         bits_of::<V>(&masks)
     }
 
-    /// [`bits_with`](Self::bits_with) for f16 and bf16 in 16-bit lanes: `UNROLL / 2` registers of 16-bit
+    /// [`bits_with`](Self::bits_with) for 16-bit elements in 16-bit lanes: `UNROLL / 2` registers of 16-bit
     /// lanes, whose tests come as bits already (kept out of the masks of 32-bit lanes: splitting them per
     /// `LANES` made LLVM shuffle the masks through memory, and the loop 7 times slower).
     ///
     /// # Safety
-    /// `start + UNROLL · LANES <= row.len()`, and T is f16 or bf16.
+    /// `start + UNROLL · LANES <= row.len()`, and T is 2 bytes wide.
     #[inline(always)]
     unsafe fn half_bits<T: Element, const TEST: u8>(&self, row: &[T], start: usize) -> u64 {
         debug_assert!(start + UNROLL * V::LANES <= row.len() && size_of::<T>() == 2);
@@ -521,7 +521,7 @@ impl<V: Vector> Prepared<V> {
         let mut bits = 0;
         for pair in 0..UNROLL / 2 {
             // SAFETY: the pair's 2 · LANES elements end at start + UNROLL · LANES at the latest, inside
-            // `row` (the caller's precondition), and T is f16 or bf16 (2 bytes).
+            // `row` (the caller's precondition), and T is 2 bytes wide (in_16_bit_lanes).
             let raw = unsafe { V::load16(row.as_ptr().add(start + 2 * pair * V::LANES).cast()) };
             bits |= half_test(raw, self.limit, self.negative_nan, test) << (2 * pair * V::LANES);
         }
@@ -665,7 +665,7 @@ fn bits_of<V: Vector>(masks: &[V::Mask; UNROLL]) -> u64 {
 }
 
 // How lanes are compared with the prepared limit, as the const parameter of the hot loop: the
-// [`FloatTest`]s (`LESS` is also the keyed integer test), the tests of f16 or bf16 bits in 16-bit lanes
+// [`FloatTest`]s (`LESS` is also the keyed integer test), the tests of 16-bit elements in 16-bit lanes
 // ([`half_test`]), and those of raw integers.
 const LESS: u8 = 0;
 const LESS_OR_EQUAL: u8 = 1;
@@ -710,16 +710,16 @@ const fn test_family<V: Vector, T: Element, const KIND: u8>() -> u8 {
     }
 }
 
-/// The families of [`test_family`]: floats compared as floats, f16 or bf16 bits in 16-bit lanes, 32- and 64-bit
-/// integers compared raw, and keys only.
+/// The families of [`test_family`]: floats compared as floats, 16-bit elements in 16-bit lanes, 32- and
+/// 64-bit integers compared raw, and keys only.
 const FLOAT_TESTS: u8 = 0;
 const HALF_TESTS: u8 = 1;
 const UNSIGNED_TESTS: u8 = 2;
 const SIGNED_TESTS: u8 = 3;
 const KEY_TESTS: u8 = 4;
 
-/// The lanes of `raw` (f16 or bf16 bits in 16-bit lanes) that pass `test` against `limit` and `negative_nan`,
-/// as bits.
+/// The lanes of `raw` (16-bit elements in 16-bit lanes) that pass `test` against `limit` and
+/// `negative_nan`, as bits.
 #[inline(always)]
 pub(super) fn half_test<V: Vector>(raw: V, limit: V, negative_nan: V, test: u8) -> u64 {
     match test {
