@@ -144,6 +144,72 @@ pub(crate) trait Vector: Copy {
     fn min16(self, _other: Self) -> Self {
         self
     }
+    /// Whether the register also has `4 · LANES` 8-bit lanes with the compares below (AVX-512BW, AVX2):
+    /// rows of 8-bit integers are then tested on their raw bits, not zero-extended into wider lanes
+    /// (`arch::generic::lanes`'s `in_8_bit_lanes`). The defaults are never used where this is false.
+    const BYTE_LANES: bool = false;
+    /// Loads `4 · LANES` bytes into 8-bit lanes, unchanged. Called only where
+    /// [`BYTE_LANES`](Self::BYTE_LANES); the default loads through [`load`](Self::load).
+    ///
+    /// # Safety
+    /// `ptr` is valid for reading `4 · LANES` bytes (no alignment needed).
+    #[inline(always)]
+    unsafe fn load8(ptr: *const u8) -> Self {
+        // SAFETY: the caller's precondition covers `LANES` bytes, the most `load` reads of `u8`.
+        unsafe { Self::load(ptr) }
+    }
+    /// 8-bit lanes where `self < other`, signed, as bits (bit `i` for lane `i`, `4 · LANES` of them).
+    /// The default sets every lane, which a lane test may always do.
+    #[inline(always)]
+    fn lt8_signed(self, _other: Self) -> u64 {
+        u64::MAX >> (64 - 4 * Self::LANES)
+    }
+    /// 8-bit lanes where `self > other`, signed (as [`lt8_signed`](Self::lt8_signed)).
+    #[inline(always)]
+    fn gt8_signed(self, _other: Self) -> u64 {
+        u64::MAX >> (64 - 4 * Self::LANES)
+    }
+    /// 8-bit lanes where `self < other`, unsigned (as [`lt8_signed`](Self::lt8_signed)).
+    #[inline(always)]
+    fn lt8(self, _other: Self) -> u64 {
+        u64::MAX >> (64 - 4 * Self::LANES)
+    }
+    /// 8-bit lanes where `self > other`, unsigned (as [`lt8_signed`](Self::lt8_signed)).
+    #[inline(always)]
+    fn gt8(self, _other: Self) -> u64 {
+        u64::MAX >> (64 - 4 * Self::LANES)
+    }
+    /// Whether any 8-bit lane has `self > other`, signed, with no bits to gather.
+    #[inline(always)]
+    fn any_gt8_signed(self, other: Self) -> bool {
+        self.gt8_signed(other) != 0
+    }
+    /// Whether any 8-bit lane has `self > other`, unsigned.
+    #[inline(always)]
+    fn any_gt8(self, other: Self) -> bool {
+        self.gt8(other) != 0
+    }
+    /// Lane-wise maximum of 8-bit lanes, signed (the scan's fold, as
+    /// [`max16_signed`](Self::max16_signed)); the default returns `self`.
+    #[inline(always)]
+    fn max8_signed(self, _other: Self) -> Self {
+        self
+    }
+    /// Lane-wise minimum of 8-bit lanes, signed (as [`max8_signed`](Self::max8_signed)).
+    #[inline(always)]
+    fn min8_signed(self, _other: Self) -> Self {
+        self
+    }
+    /// Lane-wise maximum of 8-bit lanes, unsigned (as [`max8_signed`](Self::max8_signed)).
+    #[inline(always)]
+    fn max8(self, _other: Self) -> Self {
+        self
+    }
+    /// Lane-wise minimum of 8-bit lanes, unsigned (as [`max8_signed`](Self::max8_signed)).
+    #[inline(always)]
+    fn min8(self, _other: Self) -> Self {
+        self
+    }
     /// Every lane set to `value` (truncated to the lane width).
     fn splat(value: u64) -> Self;
     /// Lane-wise `self & other`.

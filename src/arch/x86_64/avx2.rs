@@ -132,6 +132,72 @@ impl Vector for U32x8 {
         // SAFETY: AVX2 is present (module invariant).
         U32x8(unsafe { _mm256_min_epu16(self.0, other.0) })
     }
+    // 8-bit integers tested raw in thirty-two 8-bit lanes; the unsigned compares through a saturating
+    // subtraction (nonzero exactly where `self > other`), the bits from one byte mask.
+    const BYTE_LANES: bool = true;
+    #[inline(always)]
+    unsafe fn load8(ptr: *const u8) -> Self {
+        // SAFETY: AVX2 is present (module invariant); the caller guarantees 32 readable bytes.
+        U32x8(unsafe { _mm256_loadu_si256(ptr.cast()) })
+    }
+    #[inline(always)]
+    fn lt8_signed(self, other: Self) -> u64 {
+        other.gt8_signed(self)
+    }
+    #[inline(always)]
+    fn gt8_signed(self, other: Self) -> u64 {
+        // SAFETY: AVX2 is present (module invariant).
+        u64::from(unsafe { _mm256_movemask_epi8(_mm256_cmpgt_epi8(self.0, other.0)) } as u32)
+    }
+    #[inline(always)]
+    fn lt8(self, other: Self) -> u64 {
+        other.gt8(self)
+    }
+    #[inline(always)]
+    fn gt8(self, other: Self) -> u64 {
+        // SAFETY: AVX2 is present (module invariant).
+        let not_above = unsafe {
+            let excess = _mm256_subs_epu8(self.0, other.0);
+            _mm256_movemask_epi8(_mm256_cmpeq_epi8(excess, _mm256_setzero_si256()))
+        };
+        u64::from(!(not_above as u32))
+    }
+    #[inline(always)]
+    fn any_gt8_signed(self, other: Self) -> bool {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            let above = _mm256_cmpgt_epi8(self.0, other.0);
+            _mm256_testz_si256(above, above) == 0
+        }
+    }
+    #[inline(always)]
+    fn any_gt8(self, other: Self) -> bool {
+        // SAFETY: AVX2 is present (module invariant).
+        unsafe {
+            let excess = _mm256_subs_epu8(self.0, other.0);
+            _mm256_testz_si256(excess, excess) == 0
+        }
+    }
+    #[inline(always)]
+    fn max8_signed(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_max_epi8(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn min8_signed(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_min_epi8(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn max8(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_max_epu8(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn min8(self, other: Self) -> Self {
+        // SAFETY: AVX2 is present (module invariant).
+        U32x8(unsafe { _mm256_min_epu8(self.0, other.0) })
+    }
     #[inline(always)]
     fn compress_iota(bits: u64, vector: usize) -> Self {
         debug_assert!(vector < COMPRESS_AT.len());
@@ -634,6 +700,52 @@ mod tests {
                         "{a:#x} >s {b:#x} in lane {lane}"
                     );
                     assert_eq!(x.any_gt16(y), a > b, "{a:#x} >u {b:#x} in lane {lane}");
+                }
+            }
+        }
+    }
+
+    /// The 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of both
+    /// orders: the bits, the `any` tests, and the folds (the 8-bit scan relies on all three).
+    #[test]
+    fn byte_lanes_agree_with_the_lanes() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        // SAFETY: AVX2 was detected just above.
+        unsafe { check_bytes() }
+    }
+
+    #[target_feature(enable = "avx2,f16c,popcnt")]
+    fn check_bytes() {
+        let edges = [0u8, 1, 2, 0x7E, 0x7F, 0x80, 0x81, 0xFE, 0xFF];
+        for &a in &edges {
+            for &b in &edges {
+                for lane in [0, 13, 31] {
+                    // Every other lane holds a pair that passes no test.
+                    let (mut x, mut y) = ([0u8; 32], [0u8; 32]);
+                    x[lane] = a;
+                    y[lane] = b;
+                    // SAFETY: 32 bytes each.
+                    let (vx, vy) = unsafe { (U32x8::load8(x.as_ptr()), U32x8::load8(y.as_ptr())) };
+                    let bit = |pass: bool| u64::from(pass) << lane;
+                    let (sa, sb) = (a as i8, b as i8);
+                    assert_eq!(vx.gt8_signed(vy), bit(sa > sb), "{a:#x} >s {b:#x} in lane {lane}");
+                    assert_eq!(vx.lt8_signed(vy), bit(sa < sb), "{a:#x} <s {b:#x} in lane {lane}");
+                    assert_eq!(vx.gt8(vy), bit(a > b), "{a:#x} >u {b:#x} in lane {lane}");
+                    assert_eq!(vx.lt8(vy), bit(a < b), "{a:#x} <u {b:#x} in lane {lane}");
+                    assert_eq!(vx.any_gt8_signed(vy), sa > sb, "any {a:#x} >s {b:#x}");
+                    assert_eq!(vx.any_gt8(vy), a > b, "any {a:#x} >u {b:#x}");
+                    let byte = |v: U32x8| {
+                        let mut out = [0u8; 32];
+                        // SAFETY: 32 writable bytes.
+                        unsafe { v.store(out.as_mut_ptr()) };
+                        out[lane]
+                    };
+                    assert_eq!(byte(vx.max8(vy)), a.max(b));
+                    assert_eq!(byte(vx.min8(vy)), a.min(b));
+                    assert_eq!(byte(vx.max8_signed(vy)) as i8, sa.max(sb));
+                    assert_eq!(byte(vx.min8_signed(vy)) as i8, sa.min(sb));
                 }
             }
         }

@@ -160,6 +160,52 @@ impl Vector for U32x16 {
         // SAFETY: AVX-512BW is present (module invariant).
         U32x16(unsafe { _mm512_min_epu16(self.0, other.0) })
     }
+    const BYTE_LANES: bool = true;
+    #[inline(always)]
+    unsafe fn load8(ptr: *const u8) -> Self {
+        // SAFETY: AVX-512F is present (module invariant); the caller guarantees 64 readable bytes.
+        U32x16(unsafe { _mm512_loadu_si512(ptr.cast()) })
+    }
+    #[inline(always)]
+    fn lt8_signed(self, other: Self) -> u64 {
+        // SAFETY: AVX-512BW is present (module invariant).
+        unsafe { _mm512_cmplt_epi8_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt8_signed(self, other: Self) -> u64 {
+        // SAFETY: AVX-512BW is present (module invariant).
+        unsafe { _mm512_cmpgt_epi8_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn lt8(self, other: Self) -> u64 {
+        // SAFETY: AVX-512BW is present (module invariant).
+        unsafe { _mm512_cmplt_epu8_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn gt8(self, other: Self) -> u64 {
+        // SAFETY: AVX-512BW is present (module invariant).
+        unsafe { _mm512_cmpgt_epu8_mask(self.0, other.0) }
+    }
+    #[inline(always)]
+    fn max8_signed(self, other: Self) -> Self {
+        // SAFETY: AVX-512BW is present (module invariant).
+        U32x16(unsafe { _mm512_max_epi8(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn min8_signed(self, other: Self) -> Self {
+        // SAFETY: AVX-512BW is present (module invariant).
+        U32x16(unsafe { _mm512_min_epi8(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn max8(self, other: Self) -> Self {
+        // SAFETY: AVX-512BW is present (module invariant).
+        U32x16(unsafe { _mm512_max_epu8(self.0, other.0) })
+    }
+    #[inline(always)]
+    fn min8(self, other: Self) -> Self {
+        // SAFETY: AVX-512BW is present (module invariant).
+        U32x16(unsafe { _mm512_min_epu8(self.0, other.0) })
+    }
     #[inline(always)]
     fn splat(value: u64) -> Self {
         // SAFETY: AVX-512F is present (module invariant).
