@@ -24,10 +24,10 @@ pub(super) const UNROLL: usize = 4;
 /// `filter`): 4096 f16 on AVX2 (units of 64 in 16-bit lanes).
 pub(super) const CHUNK: usize = 64;
 
-/// The elements the hot loop tests a branch: two blocks for 32- and 64-bit elements and 16-bit ones in
-/// 16-bit lanes (32 x 128k f32 with K = 8: 0.26 to 0.18 ms; f16 with K = 1, 0.100 to 0.081; one block a
-/// branch left the loads too few in flight to reach the memory's speed), one for narrower ones, whose
-/// loads widen or convert (they lost 10-15% with two).
+/// The elements the hot loop tests a branch: two blocks for 32- and 64-bit elements and 8- and 16-bit
+/// ones in lanes of their width (32 x 128k f32 with K = 8: 0.26 to 0.18 ms; f16 with K = 1, 0.100 to
+/// 0.081; one block a branch left the loads too few in flight to reach the memory's speed), one for
+/// narrower ones, whose loads widen or convert (they lost 10-15% with two).
 #[inline(always)]
 pub(super) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize {
     let blocks = if in_16_bit_lanes::<V, T, KIND>() || in_8_bit_lanes::<V, T, KIND>() || size_of::<T>() >= 4 {
@@ -771,7 +771,7 @@ const fn test_family<V: Vector, T: Element, const KIND: u8>() -> u8 {
 }
 
 /// The families of [`test_family`]: floats compared as floats, 16-bit elements in 16-bit lanes, 32- and
-/// 64-bit integers compared raw, and keys only.
+/// 64-bit integers compared raw, keys only, and 8-bit integers in 8-bit lanes.
 const FLOAT_TESTS: u8 = 0;
 const HALF_TESTS: u8 = 1;
 const UNSIGNED_TESTS: u8 = 2;
