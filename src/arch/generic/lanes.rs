@@ -296,16 +296,11 @@ impl<V: Vector> Prepared<V> {
                 unsafe { V::compress_iota(bits, v).add(first).store_positions(room.add(filled)) };
                 filled += bits.count_ones() as usize;
             };
-            if const { in_16_bit_lanes::<V, T, KIND>() } {
+            if const { in_16_bit_lanes::<V, T, KIND>() || in_8_bit_lanes::<V, T, KIND>() } {
+                // Lanes of the element's width: their tests come as bits already (`bits_with`).
                 // SAFETY: start + block <= row.len(), as this is one of the row's `row.len() / block`
-                // whole blocks; T is 2 bytes wide (in_16_bit_lanes).
-                let bits = unsafe { self.half_bits::<T, TEST>(row, start) };
-                for v in 0..UNROLL {
-                    keep(v, bits >> (v * V::LANES));
-                }
-            } else if const { in_8_bit_lanes::<V, T, KIND>() } {
-                // SAFETY: as above; T is 1 byte wide (in_8_bit_lanes).
-                let bits = unsafe { self.byte_bits::<T, TEST>(row, start) };
+                // whole blocks.
+                let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, start, lanes) };
                 for v in 0..UNROLL {
                     keep(v, bits >> (v * V::LANES));
                 }
@@ -633,7 +628,7 @@ impl<V: Vector> Prepared<V> {
             // `Decreasing` (flip = all ones): order-preserving maps, moved from every lane to the limit.
             // key < L is x < L (^ sign), or, flipped, x > L ^ ones (^ sign). 16-bit integers in 16-bit
             // lanes take the compares of the float tests there, whose negative NaN term is never met
-            // (all ones, set below).
+            // (all ones, set below); 8-bit ones in 8-bit lanes the byte tests.
             UNSIGNED | SIGNED
                 if raw_integers::<V, T>() || in_16_bit_lanes::<V, T, KIND>() || in_8_bit_lanes::<V, T, KIND>() =>
             {
