@@ -41,6 +41,14 @@ use crate::sequence::Sequence;
 const RATIO_8: usize = 24;
 const RATIO_16: usize = 5;
 
+/// K that 8-bit keys need above `len / RATIO_8` to be counted. A row's count also walks all 256
+/// buckets, as long as a short row itself, while the filter scans such keys 32 a compare (AVX2, 8-bit
+/// lanes) from a prefix bound that serves K up to 32: 4096 rows of 256 u8, counted against filtered,
+/// K = 16 1.89 against 0.77 ms, K = 20 2.30 against 1.19, K = 24 2.0-2.5 against 1.7-1.8, K = 32 2.6
+/// against 3.2 (counted from here); 1024 rows of 1024, K = 43 1.55 against 0.88, K = 85 1.86 against
+/// 1.81. Long rows keep the ratio's crossover (1M, K = 42000: 1.5 against 2.6 ms).
+const EXTRA_K_8: usize = 16;
+
 /// Rows shorter than this are filtered: the counters' setup outweighs the row (measured: counting already
 /// wins on 256-element u8 rows with K = 64, 1.9 against 5.6 ms for 4096 rows).
 const MIN_LEN: usize = 256;
@@ -50,12 +58,12 @@ const BUCKETS: usize = 256;
 /// Whether counting is the faster way to select `k` of `len` elements of `T`.
 #[inline]
 pub(crate) fn suits<T: Element>(len: usize, k: usize) -> bool {
-    let ratio = match <T::Key as Key>::BITS {
-        8 => RATIO_8,
-        16 => RATIO_16,
+    let (ratio, extra) = match <T::Key as Key>::BITS {
+        8 => (RATIO_8, EXTRA_K_8),
+        16 => (RATIO_16, 0),
         _ => return false,
     };
-    len >= MIN_LEN && k.saturating_mul(ratio) >= len && len <= u32::MAX as usize
+    len >= MIN_LEN && k.saturating_sub(extra).saturating_mul(ratio) >= len && len <= u32::MAX as usize
 }
 
 /// Reports, through `emit`, the first `k` positions of `seq` in the order of `flip`.

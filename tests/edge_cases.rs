@@ -148,14 +148,14 @@ fn all_equal_rows_keep_positions_in_order() {
 /// not taken must not overwrite the last one gathered.
 #[test]
 fn counted_rows_whose_ties_fill_the_buffer() {
-    let k = 16;
-    // 22 ties of the K-th key, then the 10 best: 32 = 2K gathered, then 268 elements below all.
-    let mut x = vec![100u8; 22];
+    let k = 32;
+    // 54 ties of the K-th key, then the 10 best: 64 = 2K gathered, then 236 elements below all.
+    let mut x = vec![100u8; 54];
     x.extend([200u8; 10]);
-    x.extend(std::iter::repeat_n(50u8, 268));
+    x.extend(std::iter::repeat_n(50u8, 236));
     let (values, indices) = select_1d(&x, k, Decreasing);
-    assert_eq!(values, [[200u8; 10].as_slice(), &[100; 6]].concat());
-    assert_eq!(indices, (22..32).chain(0..6).collect::<Vec<u32>>());
+    assert_eq!(values, [[200u8; 10].as_slice(), &[100; 22]].concat());
+    assert_eq!(indices, (54..64).chain(0..22).collect::<Vec<u32>>());
     // The same row increasing, in i8.
     let y: Vec<i8> = x
         .iter()
@@ -166,8 +166,8 @@ fn counted_rows_whose_ties_fill_the_buffer() {
         })
         .collect();
     let (values, indices) = select_1d(&y, k, Increasing);
-    assert_eq!(values, [[-100i8; 10].as_slice(), &[-50; 6]].concat());
-    assert_eq!(indices, (22..32).chain(0..6).collect::<Vec<u32>>());
+    assert_eq!(values, [[-100i8; 10].as_slice(), &[-50; 22]].concat());
+    assert_eq!(indices, (54..64).chain(0..22).collect::<Vec<u32>>());
 }
 
 /// NaN bit patterns of a float type: (canonical, negative canonical, quiet with payload 1, signalling
