@@ -64,7 +64,7 @@ pub(crate) trait Vector: Copy {
     fn to_bf16(self) -> Self {
         self
     }
-    /// Whether the register also has `2 · LANES` 16-bit lanes with the compares below (AVX-512BW, AVX2):
+    /// Whether the register also has `2 · LANES` 16-bit lanes with the compares below (AVX-512BW, AVX2, NEON):
     /// rows of 16-bit elements (f16, bf16, i16, u16) are then tested on their raw bits, with no conversion
     /// or widening (`arch::generic::lanes`'s `in_16_bit_lanes`).
     const HALF_LANES: bool = false;
@@ -144,7 +144,7 @@ pub(crate) trait Vector: Copy {
     fn min16(self, _other: Self) -> Self {
         self
     }
-    /// Whether the register also has `4 · LANES` 8-bit lanes with the compares below (AVX-512BW, AVX2):
+    /// Whether the register also has `4 · LANES` 8-bit lanes with the compares below (AVX-512BW, AVX2, NEON):
     /// rows of 8-bit integers are then tested on their raw bits, not zero-extended into wider lanes
     /// (`arch::generic::lanes`'s `in_8_bit_lanes`). The defaults are never used where this is false.
     const BYTE_LANES: bool = false;

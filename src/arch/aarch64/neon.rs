@@ -1,5 +1,6 @@
-//! NEON: four 32-bit or two 64-bit lanes per register; compares give all-ones lanes. NEON has no
-//! `movemask`: `any` is a horizontal max, and the bits (needed only when a lane passes) a weighted sum.
+//! NEON: four 32-bit or two 64-bit lanes per register (and eight 16-bit or sixteen 8-bit ones for
+//! elements of those widths); compares give all-ones lanes. NEON has no `movemask`: `any` is a
+//! horizontal max, and the bits (needed only when a lane passes) a weighted sum.
 
 use core::arch::aarch64::*;
 
@@ -80,6 +81,131 @@ impl Vector for U32x4 {
     fn to_bf16(self) -> Self {
         // SAFETY: NEON is present (module invariant).
         U32x4(unsafe { vshrq_n_u32::<16>(self.0) })
+    }
+    // 16-bit elements tested raw in eight 16-bit lanes, 8-bit integers in sixteen 8-bit lanes: NEON
+    // compares both widths signed and unsigned, `any` is a horizontal maximum, and the bits a weighted
+    // sum, as for the 32-bit lanes.
+    const HALF_LANES: bool = true;
+    #[inline(always)]
+    unsafe fn load16(ptr: *const u16) -> Self {
+        // SAFETY: NEON is present (module invariant); the caller guarantees 16 readable bytes.
+        U32x4(unsafe { vreinterpretq_u32_u16(vld1q_u16(ptr)) })
+    }
+    #[inline(always)]
+    fn lt16_signed(self, other: Self) -> u64 {
+        other.gt16_signed(self)
+    }
+    #[inline(always)]
+    fn gt16_signed(self, other: Self) -> u64 {
+        bits16(gt16_signed_mask(self, other))
+    }
+    #[inline(always)]
+    fn lt16(self, other: Self) -> u64 {
+        other.gt16(self)
+    }
+    #[inline(always)]
+    fn gt16(self, other: Self) -> u64 {
+        bits16(gt16_mask(self, other))
+    }
+    #[inline(always)]
+    fn gt16_signed_or_gt16(self, limit: Self, nan: Self) -> u64 {
+        // SAFETY: NEON is present (module invariant).
+        bits16(unsafe { vorrq_u16(gt16_signed_mask(self, limit), gt16_mask(self, nan)) })
+    }
+    #[inline(always)]
+    fn lt16_or_gt16(self, limit: Self, nan: Self) -> u64 {
+        // SAFETY: NEON is present (module invariant).
+        bits16(unsafe { vorrq_u16(gt16_mask(limit, self), gt16_mask(self, nan)) })
+    }
+    #[inline(always)]
+    fn any_gt16_signed(self, other: Self) -> bool {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vmaxvq_u16(gt16_signed_mask(self, other)) != 0 }
+    }
+    #[inline(always)]
+    fn any_gt16(self, other: Self) -> bool {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vmaxvq_u16(gt16_mask(self, other)) != 0 }
+    }
+    #[inline(always)]
+    fn max16_signed(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe {
+            vreinterpretq_u32_s16(vmaxq_s16(vreinterpretq_s16_u32(self.0), vreinterpretq_s16_u32(other.0)))
+        })
+    }
+    #[inline(always)]
+    fn min16_signed(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe {
+            vreinterpretq_u32_s16(vminq_s16(vreinterpretq_s16_u32(self.0), vreinterpretq_s16_u32(other.0)))
+        })
+    }
+    #[inline(always)]
+    fn max16(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe {
+            vreinterpretq_u32_u16(vmaxq_u16(vreinterpretq_u16_u32(self.0), vreinterpretq_u16_u32(other.0)))
+        })
+    }
+    #[inline(always)]
+    fn min16(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe {
+            vreinterpretq_u32_u16(vminq_u16(vreinterpretq_u16_u32(self.0), vreinterpretq_u16_u32(other.0)))
+        })
+    }
+    const BYTE_LANES: bool = true;
+    #[inline(always)]
+    unsafe fn load8(ptr: *const u8) -> Self {
+        // SAFETY: NEON is present (module invariant); the caller guarantees 16 readable bytes.
+        U32x4(unsafe { vreinterpretq_u32_u8(vld1q_u8(ptr)) })
+    }
+    #[inline(always)]
+    fn lt8_signed(self, other: Self) -> u64 {
+        other.gt8_signed(self)
+    }
+    #[inline(always)]
+    fn gt8_signed(self, other: Self) -> u64 {
+        bits8(gt8_signed_mask(self, other))
+    }
+    #[inline(always)]
+    fn lt8(self, other: Self) -> u64 {
+        other.gt8(self)
+    }
+    #[inline(always)]
+    fn gt8(self, other: Self) -> u64 {
+        bits8(gt8_mask(self, other))
+    }
+    #[inline(always)]
+    fn any_gt8_signed(self, other: Self) -> bool {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vmaxvq_u8(gt8_signed_mask(self, other)) != 0 }
+    }
+    #[inline(always)]
+    fn any_gt8(self, other: Self) -> bool {
+        // SAFETY: NEON is present (module invariant).
+        unsafe { vmaxvq_u8(gt8_mask(self, other)) != 0 }
+    }
+    #[inline(always)]
+    fn max8_signed(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vreinterpretq_u32_s8(vmaxq_s8(vreinterpretq_s8_u32(self.0), vreinterpretq_s8_u32(other.0))) })
+    }
+    #[inline(always)]
+    fn min8_signed(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vreinterpretq_u32_s8(vminq_s8(vreinterpretq_s8_u32(self.0), vreinterpretq_s8_u32(other.0))) })
+    }
+    #[inline(always)]
+    fn max8(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vreinterpretq_u32_u8(vmaxq_u8(vreinterpretq_u8_u32(self.0), vreinterpretq_u8_u32(other.0))) })
+    }
+    #[inline(always)]
+    fn min8(self, other: Self) -> Self {
+        // SAFETY: NEON is present (module invariant).
+        U32x4(unsafe { vreinterpretq_u32_u8(vminq_u8(vreinterpretq_u8_u32(self.0), vreinterpretq_u8_u32(other.0))) })
     }
     #[inline(always)]
     fn splat(value: u64) -> Self {
@@ -320,6 +446,56 @@ impl Vector for U64x2 {
     }
 }
 
+/// The 16-bit lanes where `a > b`, signed, as a mask.
+#[inline(always)]
+fn gt16_signed_mask(a: U32x4, b: U32x4) -> uint16x8_t {
+    // SAFETY: NEON is present (module invariant).
+    unsafe { vcgtq_s16(vreinterpretq_s16_u32(a.0), vreinterpretq_s16_u32(b.0)) }
+}
+
+/// The 16-bit lanes where `a > b`, unsigned, as a mask.
+#[inline(always)]
+fn gt16_mask(a: U32x4, b: U32x4) -> uint16x8_t {
+    // SAFETY: NEON is present (module invariant).
+    unsafe { vcgtq_u16(vreinterpretq_u16_u32(a.0), vreinterpretq_u16_u32(b.0)) }
+}
+
+/// The 8-bit lanes where `a > b`, signed, as a mask.
+#[inline(always)]
+fn gt8_signed_mask(a: U32x4, b: U32x4) -> uint8x16_t {
+    // SAFETY: NEON is present (module invariant).
+    unsafe { vcgtq_s8(vreinterpretq_s8_u32(a.0), vreinterpretq_s8_u32(b.0)) }
+}
+
+/// The 8-bit lanes where `a > b`, unsigned, as a mask.
+#[inline(always)]
+fn gt8_mask(a: U32x4, b: U32x4) -> uint8x16_t {
+    // SAFETY: NEON is present (module invariant).
+    unsafe { vcgtq_u8(vreinterpretq_u8_u32(a.0), vreinterpretq_u8_u32(b.0)) }
+}
+
+/// A mask of eight 16-bit lanes as bits (bit `i` for lane `i`): each lane's weight kept where it is
+/// set, then summed across.
+#[inline(always)]
+fn bits16(mask: uint16x8_t) -> u64 {
+    const WEIGHTS: [u16; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+    // SAFETY: NEON is present (module invariant); `WEIGHTS` is 16 readable bytes.
+    u64::from(unsafe { vaddvq_u16(vandq_u16(mask, vld1q_u16(WEIGHTS.as_ptr()))) })
+}
+
+/// A mask of sixteen 8-bit lanes as bits (bit `i` for lane `i`): each half's weights summed across,
+/// the high half's sum the high byte.
+#[inline(always)]
+fn bits8(mask: uint8x16_t) -> u64 {
+    const WEIGHTS: [u8; 16] = [1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128];
+    // SAFETY: NEON is present (module invariant); `WEIGHTS` is 16 readable bytes.
+    let (low, high) = unsafe {
+        let weighted = vandq_u8(mask, vld1q_u8(WEIGHTS.as_ptr()));
+        (vaddv_u8(vget_low_u8(weighted)), vaddv_u8(vget_high_u8(weighted)))
+    };
+    u64::from(low) | u64::from(high) << 8
+}
+
 /// The `vqtbl1q_u8` index that moves byte `i` to byte `i ^ m`: lane exchanges at any lane width.
 #[inline(always)]
 fn byte_exchange(m: usize) -> uint8x16_t {
@@ -349,4 +525,91 @@ fn opaque64(mut mask: uint64x2_t) -> uint64x2_t {
     // SAFETY: an empty instruction template (a comment): the register is left as it is.
     unsafe { core::arch::asm!("/* {0:v} */", inout(vreg) mask, options(pure, nomem, nostack, preserves_flags)) };
     mask
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    /// The 16- and 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of
+    /// both orders: the bits, the `any` tests, and the folds (the narrow scans rely on all three).
+    #[test]
+    fn narrow_lanes_agree_with_the_lanes() {
+        if !std::arch::is_aarch64_feature_detected!("neon") {
+            return;
+        }
+        // SAFETY: NEON was detected just above.
+        unsafe { check_narrow() }
+    }
+
+    #[target_feature(enable = "neon")]
+    fn check_narrow() {
+        let edges = [0u16, 1, 2, 0x7FFE, 0x7FFF, 0x8000, 0x8001, 0xFC00, 0xFFFE, 0xFFFF];
+        for &a in &edges {
+            for &b in &edges {
+                for lane in [0, 5, 7] {
+                    // Every other lane holds a pair that passes no test.
+                    let (mut x, mut y) = ([0u16; 8], [0u16; 8]);
+                    x[lane] = a;
+                    y[lane] = b;
+                    // SAFETY: 16 bytes each.
+                    let (vx, vy) = unsafe { (U32x4::load16(x.as_ptr()), U32x4::load16(y.as_ptr())) };
+                    let bit = |pass: bool| u64::from(pass) << lane;
+                    let (sa, sb) = (a as i16, b as i16);
+                    assert_eq!(vx.gt16_signed(vy), bit(sa > sb), "{a:#x} >s {b:#x} in lane {lane}");
+                    assert_eq!(vx.lt16_signed(vy), bit(sa < sb), "{a:#x} <s {b:#x} in lane {lane}");
+                    assert_eq!(vx.gt16(vy), bit(a > b), "{a:#x} >u {b:#x} in lane {lane}");
+                    assert_eq!(vx.lt16(vy), bit(a < b), "{a:#x} <u {b:#x} in lane {lane}");
+                    // f16's negative-NaN bound (-inf) in every lane, which the other lanes' zeros
+                    // are not above.
+                    let nan = U32x4::splat(0xFC00_FC00);
+                    assert_eq!(vx.gt16_signed_or_gt16(vy, nan), bit(sa > sb || a > 0xFC00));
+                    assert_eq!(vx.lt16_or_gt16(vy, nan), bit(a < b || a > 0xFC00));
+                    assert_eq!(vx.any_gt16_signed(vy), sa > sb, "any {a:#x} >s {b:#x}");
+                    assert_eq!(vx.any_gt16(vy), a > b, "any {a:#x} >u {b:#x}");
+                    let halfword = |v: U32x4| {
+                        let mut out = [0u16; 8];
+                        // SAFETY: 16 writable bytes.
+                        unsafe { v.store(out.as_mut_ptr()) };
+                        out[lane]
+                    };
+                    assert_eq!(halfword(vx.max16(vy)), a.max(b));
+                    assert_eq!(halfword(vx.min16(vy)), a.min(b));
+                    assert_eq!(halfword(vx.max16_signed(vy)) as i16, sa.max(sb));
+                    assert_eq!(halfword(vx.min16_signed(vy)) as i16, sa.min(sb));
+                }
+            }
+        }
+        let edges = [0u8, 1, 2, 0x7E, 0x7F, 0x80, 0x81, 0xFE, 0xFF];
+        for &a in &edges {
+            for &b in &edges {
+                for lane in [0, 7, 8, 15] {
+                    let (mut x, mut y) = ([0u8; 16], [0u8; 16]);
+                    x[lane] = a;
+                    y[lane] = b;
+                    // SAFETY: 16 bytes each.
+                    let (vx, vy) = unsafe { (U32x4::load8(x.as_ptr()), U32x4::load8(y.as_ptr())) };
+                    let bit = |pass: bool| u64::from(pass) << lane;
+                    let (sa, sb) = (a as i8, b as i8);
+                    assert_eq!(vx.gt8_signed(vy), bit(sa > sb), "{a:#x} >s {b:#x} in lane {lane}");
+                    assert_eq!(vx.lt8_signed(vy), bit(sa < sb), "{a:#x} <s {b:#x} in lane {lane}");
+                    assert_eq!(vx.gt8(vy), bit(a > b), "{a:#x} >u {b:#x} in lane {lane}");
+                    assert_eq!(vx.lt8(vy), bit(a < b), "{a:#x} <u {b:#x} in lane {lane}");
+                    assert_eq!(vx.any_gt8_signed(vy), sa > sb, "any {a:#x} >s {b:#x}");
+                    assert_eq!(vx.any_gt8(vy), a > b, "any {a:#x} >u {b:#x}");
+                    let byte = |v: U32x4| {
+                        let mut out = [0u8; 16];
+                        // SAFETY: 16 writable bytes.
+                        unsafe { v.store(out.as_mut_ptr()) };
+                        out[lane]
+                    };
+                    assert_eq!(byte(vx.max8(vy)), a.max(b));
+                    assert_eq!(byte(vx.min8(vy)), a.min(b));
+                    assert_eq!(byte(vx.max8_signed(vy)) as i8, sa.max(sb));
+                    assert_eq!(byte(vx.min8_signed(vy)) as i8, sa.min(sb));
+                }
+            }
+        }
+    }
 }

@@ -11,18 +11,19 @@
 //! ```
 //! Tricks:
 //! - f32/f64 lanes are not keyed at all: the limit is turned into the float it stands for once, and
-//!   the block test is one IEEE compare per vector ([`float_limit`](lanes::float_limit)); f16's is one
-//!   or two integer compares of its raw bits where the ISA has 16-bit lanes (AVX-512BW:
-//!   [`half_limit`](lanes::half_limit), 32 a register), else an IEEE compare after converting to f32 on
-//!   load (F16C: [`Vector::load_half`]); bf16's an IEEE compare after widening to f32 on load (its bits
-//!   shifted up 16: [`Vector::load_bf16`]) on AVX2, AVX-512 and NEON; 32- and 64-bit integers are
-//!   compared raw, the key's xor moved into the limit likewise (signed or unsigned, below or above it by
-//!   the direction); the other types' keys are computed exactly in the lanes (f16 on NEON and both
-//!   16-bit floats on the portable lanes: sign → flip, -0 → +0, NaN → all ones; 8- and 16-bit signed:
-//!   sign bit flipped) and compared unsigned.
+//!   the block test is one IEEE compare per vector ([`float_limit`](lanes::float_limit)); 32- and
+//!   64-bit integers are compared raw, the key's xor moved into the limit likewise (signed or unsigned,
+//!   below or above it by the direction). 8- and 16-bit elements are tested raw in lanes of their
+//!   width where the ISA has them (AVX2, AVX-512BW and NEON: [`Vector::HALF_LANES`],
+//!   [`Vector::BYTE_LANES`]): f16 and bf16, sign and magnitude, by one or two integer compares
+//!   ([`half_limit`](lanes::half_limit)), the integers with the key's flips in the limit. The portable
+//!   lanes compute those types' keys exactly in 32-bit lanes (sign → flip, -0 → +0, NaN → all ones;
+//!   signed: sign bit flipped) and compare them unsigned.
 //!   Passing lanes are re-keyed by the scalar code, so the lane test may only ever pass too much, never
 //!   too little;
-//! - 8/16/32-bit elements share 32-bit lanes through a widening load; 64-bit elements use 64-bit lanes;
+//! - elements without lanes of their width share 32-bit lanes through a widening load (f16 converted
+//!   to f32, bf16 shifted up 16, where the bounds compare them as floats); 64-bit elements use 64-bit
+//!   lanes;
 //! - the hot loop ([`Prepared::scan`](lanes::Prepared::scan)) holds only the compares and a branch: the
 //!   pool is looked at after survivors only, the float test is chosen outside it, and 32/64-bit rows
 //!   (and f16 bits) test two blocks a branch;
