@@ -532,8 +532,7 @@ mod tests {
     extern crate std;
     use super::*;
 
-    /// The 16- and 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of
-    /// both orders: the bits, the `any` tests, and the folds (the narrow scans rely on all three).
+    /// The 16- and 8-bit lanes agree with their lanes (`generic::testing::check_narrow_lanes`).
     #[test]
     fn narrow_lanes_agree_with_the_lanes() {
         if !std::arch::is_aarch64_feature_detected!("neon") {
@@ -545,71 +544,6 @@ mod tests {
 
     #[target_feature(enable = "neon")]
     fn check_narrow() {
-        let edges = [0u16, 1, 2, 0x7FFE, 0x7FFF, 0x8000, 0x8001, 0xFC00, 0xFFFE, 0xFFFF];
-        for &a in &edges {
-            for &b in &edges {
-                for lane in [0, 5, 7] {
-                    // Every other lane holds a pair that passes no test.
-                    let (mut x, mut y) = ([0u16; 8], [0u16; 8]);
-                    x[lane] = a;
-                    y[lane] = b;
-                    // SAFETY: 16 bytes each.
-                    let (vx, vy) = unsafe { (U32x4::load16(x.as_ptr()), U32x4::load16(y.as_ptr())) };
-                    let bit = |pass: bool| u64::from(pass) << lane;
-                    let (sa, sb) = (a as i16, b as i16);
-                    assert_eq!(vx.gt16_signed(vy), bit(sa > sb), "{a:#x} >s {b:#x} in lane {lane}");
-                    assert_eq!(vx.lt16_signed(vy), bit(sa < sb), "{a:#x} <s {b:#x} in lane {lane}");
-                    assert_eq!(vx.gt16(vy), bit(a > b), "{a:#x} >u {b:#x} in lane {lane}");
-                    assert_eq!(vx.lt16(vy), bit(a < b), "{a:#x} <u {b:#x} in lane {lane}");
-                    // f16's negative-NaN bound (-inf) in every lane, which the other lanes' zeros
-                    // are not above.
-                    let nan = U32x4::splat(0xFC00_FC00);
-                    assert_eq!(vx.gt16_signed_or_gt16(vy, nan), bit(sa > sb || a > 0xFC00));
-                    assert_eq!(vx.lt16_or_gt16(vy, nan), bit(a < b || a > 0xFC00));
-                    assert_eq!(vx.any_gt16_signed(vy), sa > sb, "any {a:#x} >s {b:#x}");
-                    assert_eq!(vx.any_gt16(vy), a > b, "any {a:#x} >u {b:#x}");
-                    let halfword = |v: U32x4| {
-                        let mut out = [0u16; 8];
-                        // SAFETY: 16 writable bytes.
-                        unsafe { v.store(out.as_mut_ptr()) };
-                        out[lane]
-                    };
-                    assert_eq!(halfword(vx.max16(vy)), a.max(b));
-                    assert_eq!(halfword(vx.min16(vy)), a.min(b));
-                    assert_eq!(halfword(vx.max16_signed(vy)) as i16, sa.max(sb));
-                    assert_eq!(halfword(vx.min16_signed(vy)) as i16, sa.min(sb));
-                }
-            }
-        }
-        let edges = [0u8, 1, 2, 0x7E, 0x7F, 0x80, 0x81, 0xFE, 0xFF];
-        for &a in &edges {
-            for &b in &edges {
-                for lane in [0, 7, 8, 15] {
-                    let (mut x, mut y) = ([0u8; 16], [0u8; 16]);
-                    x[lane] = a;
-                    y[lane] = b;
-                    // SAFETY: 16 bytes each.
-                    let (vx, vy) = unsafe { (U32x4::load8(x.as_ptr()), U32x4::load8(y.as_ptr())) };
-                    let bit = |pass: bool| u64::from(pass) << lane;
-                    let (sa, sb) = (a as i8, b as i8);
-                    assert_eq!(vx.gt8_signed(vy), bit(sa > sb), "{a:#x} >s {b:#x} in lane {lane}");
-                    assert_eq!(vx.lt8_signed(vy), bit(sa < sb), "{a:#x} <s {b:#x} in lane {lane}");
-                    assert_eq!(vx.gt8(vy), bit(a > b), "{a:#x} >u {b:#x} in lane {lane}");
-                    assert_eq!(vx.lt8(vy), bit(a < b), "{a:#x} <u {b:#x} in lane {lane}");
-                    assert_eq!(vx.any_gt8_signed(vy), sa > sb, "any {a:#x} >s {b:#x}");
-                    assert_eq!(vx.any_gt8(vy), a > b, "any {a:#x} >u {b:#x}");
-                    let byte = |v: U32x4| {
-                        let mut out = [0u8; 16];
-                        // SAFETY: 16 writable bytes.
-                        unsafe { v.store(out.as_mut_ptr()) };
-                        out[lane]
-                    };
-                    assert_eq!(byte(vx.max8(vy)), a.max(b));
-                    assert_eq!(byte(vx.min8(vy)), a.min(b));
-                    assert_eq!(byte(vx.max8_signed(vy)) as i8, sa.max(sb));
-                    assert_eq!(byte(vx.min8_signed(vy)) as i8, sa.min(sb));
-                }
-            }
-        }
+        generic::testing::check_narrow_lanes::<U32x4>();
     }
 }

@@ -103,7 +103,7 @@ mod lanes;
 mod short;
 mod side;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 pub(crate) use filter::SMALL_K;
 pub(crate) use side::select_side;

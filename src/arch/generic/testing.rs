@@ -1,9 +1,12 @@
-//! What the tests of the vector algorithms share: the engines to run, random words, a timer.
+//! What the tests of the vector algorithms share: the engines to run, random words, a timer, and the
+//! check of an ISA's narrow lanes.
 
 extern crate std;
+use std::format;
 use std::vec::Vec;
 
 use crate::backend::{Backend, Engine};
+use crate::vector::{MAX_LANES, Vector};
 
 /// Every backend this CPU has, with its engine (the network tests' too).
 pub(super) fn engines() -> impl Iterator<Item = (Backend, Engine)> {
@@ -35,4 +38,84 @@ pub(super) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut
         best = best.min(t.elapsed().as_secs_f64() * 1e9 / reps as f64);
     }
     best
+}
+
+/// `V`'s 16- and 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of
+/// both orders (f16's infinities and NaNs among them): the bits, the `any` tests and the folds, which
+/// the narrow scans rely on. Every other lane holds a pair that passes no test. Call it from a function
+/// compiled with `V`'s features, where `V` has the narrow lanes.
+#[inline(always)]
+pub(crate) fn check_narrow_lanes<V: Vector>() {
+    let lanes = 2 * V::LANES;
+    let edges = [
+        0u16, 1, 0x7BFF, 0x7C00, 0x7C01, 0x7FFF, 0x8000, 0x8001, 0xFC00, 0xFC01, 0xFFFE, 0xFFFF,
+    ];
+    for (a, b) in edges.iter().flat_map(|&a| edges.iter().map(move |&b| (a, b))) {
+        for lane in [0, 5, lanes - 1] {
+            let (mut x, mut y) = ([0u16; 2 * MAX_LANES], [0u16; 2 * MAX_LANES]);
+            x[lane] = a;
+            y[lane] = b;
+            // SAFETY: 2 · MAX_LANES u16s each, at least the 2 · LANES loaded.
+            let (vx, vy) = unsafe { (V::load16(x.as_ptr()), V::load16(y.as_ptr())) };
+            let bit = |pass: bool| u64::from(pass) << lane;
+            let (sa, sb) = (a as i16, b as i16);
+            let case = format!("{a:#x} and {b:#x} in lane {lane}");
+            assert_eq!(vx.gt16_signed(vy), bit(sa > sb), "{case}");
+            assert_eq!(vx.lt16_signed(vy), bit(sa < sb), "{case}");
+            assert_eq!(vx.gt16(vy), bit(a > b), "{case}");
+            assert_eq!(vx.lt16(vy), bit(a < b), "{case}");
+            // f16's negative-NaN bound (-inf) in every lane: the other lanes' zeros are not above it.
+            let nan = V::splat(0xFC00_FC00_FC00_FC00);
+            assert_eq!(vx.gt16_signed_or_gt16(vy, nan), bit(sa > sb || a > 0xFC00), "{case}");
+            assert_eq!(vx.lt16_or_gt16(vy, nan), bit(a < b || a > 0xFC00), "{case}");
+            assert_eq!(vx.any_gt16_signed(vy), sa > sb, "{case}");
+            assert_eq!(vx.any_gt16(vy), a > b, "{case}");
+            assert_eq!(lane_of::<V, u16>(vx.max16(vy), lane), a.max(b), "{case}");
+            assert_eq!(lane_of::<V, u16>(vx.min16(vy), lane), a.min(b), "{case}");
+            assert_eq!(
+                lane_of::<V, u16>(vx.max16_signed(vy), lane) as i16,
+                sa.max(sb),
+                "{case}"
+            );
+            assert_eq!(
+                lane_of::<V, u16>(vx.min16_signed(vy), lane) as i16,
+                sa.min(sb),
+                "{case}"
+            );
+        }
+    }
+    let lanes = 4 * V::LANES;
+    let edges = [0u8, 1, 2, 0x7E, 0x7F, 0x80, 0x81, 0xFE, 0xFF];
+    for (a, b) in edges.iter().flat_map(|&a| edges.iter().map(move |&b| (a, b))) {
+        for lane in [0, 7, 8, lanes - 1] {
+            let (mut x, mut y) = ([0u8; 4 * MAX_LANES], [0u8; 4 * MAX_LANES]);
+            x[lane] = a;
+            y[lane] = b;
+            // SAFETY: 4 · MAX_LANES bytes each, at least the 4 · LANES loaded.
+            let (vx, vy) = unsafe { (V::load8(x.as_ptr()), V::load8(y.as_ptr())) };
+            let bit = |pass: bool| u64::from(pass) << lane;
+            let (sa, sb) = (a as i8, b as i8);
+            let case = format!("{a:#x} and {b:#x} in lane {lane}");
+            assert_eq!(vx.gt8_signed(vy), bit(sa > sb), "{case}");
+            assert_eq!(vx.lt8_signed(vy), bit(sa < sb), "{case}");
+            assert_eq!(vx.gt8(vy), bit(a > b), "{case}");
+            assert_eq!(vx.lt8(vy), bit(a < b), "{case}");
+            assert_eq!(vx.any_gt8_signed(vy), sa > sb, "{case}");
+            assert_eq!(vx.any_gt8(vy), a > b, "{case}");
+            assert_eq!(lane_of::<V, u8>(vx.max8(vy), lane), a.max(b), "{case}");
+            assert_eq!(lane_of::<V, u8>(vx.min8(vy), lane), a.min(b), "{case}");
+            assert_eq!(lane_of::<V, u8>(vx.max8_signed(vy), lane) as i8, sa.max(sb), "{case}");
+            assert_eq!(lane_of::<V, u8>(vx.min8_signed(vy), lane) as i8, sa.min(sb), "{case}");
+        }
+    }
+}
+
+/// Narrow lane `lane` of `v`, as a `T` (u16 or u8).
+#[inline(always)]
+fn lane_of<V: Vector, T: Copy + Default>(v: V, lane: usize) -> T {
+    let mut out = [T::default(); 4 * MAX_LANES];
+    // SAFETY: the register's LANES u32 (size_of::<V>() <= 64 bytes) fit in `out`, 4 · MAX_LANES = 64
+    // elements of at least a byte.
+    unsafe { v.store::<u32>(out.as_mut_ptr().cast()) };
+    out[lane]
 }

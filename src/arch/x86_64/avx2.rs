@@ -668,87 +668,20 @@ mod tests {
     extern crate std;
     use super::*;
 
-    /// The 16-bit `any` tests agree with their lanes, one pair of lanes at a time, at the edges of both
-    /// orders (the f16 scan relies on them to skip a unit).
+    /// The 16- and 8-bit lanes agree with their lanes (`generic::testing::check_narrow_lanes`).
     #[test]
-    fn any16_tests_agree_with_the_lanes() {
+    fn narrow_lanes_agree_with_the_lanes() {
         if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c")) {
             return;
         }
         // SAFETY: AVX2 and F16C were detected just above.
-        unsafe { check_any16() }
+        unsafe { check_narrow() }
     }
 
     /// The vectors are made here as in the engine's functions: with the features, after detecting them.
     #[target_feature(enable = "avx2,f16c,popcnt")]
-    fn check_any16() {
-        let edges = [
-            0u16, 1, 0x7BFF, 0x7C00, 0x7C01, 0x7FFF, 0x8000, 0x8001, 0xFC00, 0xFC01, 0xFFFE, 0xFFFF,
-        ];
-        for &a in &edges {
-            for &b in &edges {
-                for lane in [0, 5, 15] {
-                    // Every other lane holds a pair that passes neither test.
-                    let (mut x, mut y) = ([0u16; 16], [0u16; 16]);
-                    x[lane] = a;
-                    y[lane] = b;
-                    // SAFETY: 16 u16s each.
-                    let (x, y) = unsafe { (U32x8::load16(x.as_ptr()), U32x8::load16(y.as_ptr())) };
-                    assert_eq!(
-                        x.any_gt16_signed(y),
-                        (a as i16) > (b as i16),
-                        "{a:#x} >s {b:#x} in lane {lane}"
-                    );
-                    assert_eq!(x.any_gt16(y), a > b, "{a:#x} >u {b:#x} in lane {lane}");
-                }
-            }
-        }
-    }
-
-    /// The 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of both
-    /// orders: the bits, the `any` tests, and the folds (the 8-bit scan relies on all three).
-    #[test]
-    fn byte_lanes_agree_with_the_lanes() {
-        if !std::is_x86_feature_detected!("avx2") {
-            return;
-        }
-        // SAFETY: AVX2 was detected just above.
-        unsafe { check_bytes() }
-    }
-
-    #[target_feature(enable = "avx2,f16c,popcnt")]
-    fn check_bytes() {
-        let edges = [0u8, 1, 2, 0x7E, 0x7F, 0x80, 0x81, 0xFE, 0xFF];
-        for &a in &edges {
-            for &b in &edges {
-                for lane in [0, 13, 31] {
-                    // Every other lane holds a pair that passes no test.
-                    let (mut x, mut y) = ([0u8; 32], [0u8; 32]);
-                    x[lane] = a;
-                    y[lane] = b;
-                    // SAFETY: 32 bytes each.
-                    let (vx, vy) = unsafe { (U32x8::load8(x.as_ptr()), U32x8::load8(y.as_ptr())) };
-                    let bit = |pass: bool| u64::from(pass) << lane;
-                    let (sa, sb) = (a as i8, b as i8);
-                    assert_eq!(vx.gt8_signed(vy), bit(sa > sb), "{a:#x} >s {b:#x} in lane {lane}");
-                    assert_eq!(vx.lt8_signed(vy), bit(sa < sb), "{a:#x} <s {b:#x} in lane {lane}");
-                    assert_eq!(vx.gt8(vy), bit(a > b), "{a:#x} >u {b:#x} in lane {lane}");
-                    assert_eq!(vx.lt8(vy), bit(a < b), "{a:#x} <u {b:#x} in lane {lane}");
-                    assert_eq!(vx.any_gt8_signed(vy), sa > sb, "any {a:#x} >s {b:#x}");
-                    assert_eq!(vx.any_gt8(vy), a > b, "any {a:#x} >u {b:#x}");
-                    let byte = |v: U32x8| {
-                        let mut out = [0u8; 32];
-                        // SAFETY: 32 writable bytes.
-                        unsafe { v.store(out.as_mut_ptr()) };
-                        out[lane]
-                    };
-                    assert_eq!(byte(vx.max8(vy)), a.max(b));
-                    assert_eq!(byte(vx.min8(vy)), a.min(b));
-                    assert_eq!(byte(vx.max8_signed(vy)) as i8, sa.max(sb));
-                    assert_eq!(byte(vx.min8_signed(vy)) as i8, sa.min(sb));
-                }
-            }
-        }
+    fn check_narrow() {
+        generic::testing::check_narrow_lanes::<U32x8>();
     }
 
     /// `float_max3`'s four instructions give what `float_max` twice gives, a NaN for any NaN (of either
