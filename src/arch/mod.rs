@@ -169,6 +169,24 @@ impl Engine {
         )
     }
 
+    /// The group minima's bound of an integer row of 8 to 32 bits on this engine's lanes, and the
+    /// number of groups (`None` for the scalar engine, or where the bound gives none).
+    #[cfg(test)]
+    #[cfg_attr(miri, allow(unused_variables))] // only the SIMD arms, which miri builds lack, read them
+    pub(crate) fn minima_bound<T: Element>(
+        self,
+        row: &[T],
+        k: usize,
+        flip: u64,
+        vectors: usize,
+    ) -> Option<(u64, usize)> {
+        by_engine!(self,
+            scalar => None,
+            portable => generic::integer_minima_bound::<all::portable::U32x8, T>(row, k, flip, vectors),
+            token => token.minima_bound(row, k, flip, vectors),
+        )
+    }
+
     /// The engine's sorter on a few packed words (`Sorter::sort_few`): whether it sorted them (`None`
     /// for the scalar and portable engines, whose sorter has no such way).
     #[cfg(test)]

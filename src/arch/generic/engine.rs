@@ -13,9 +13,9 @@
 /// }
 /// ```
 /// Expands, in the invoking module, to the token's `select` and `select_side` (the engine) and `run` (any
-/// `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`, `sort_few`, `partition_select`,
-/// `partition_sort` and `partition_lanes` in test builds (`Engine` reaches them for the tests), and to
-/// one `unsafe` function with the ISA's features behind each.
+/// `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`, `minima_bound`, `sort_few`,
+/// `partition_select`, `partition_sort` and `partition_lanes` in test builds (`Engine` reaches them for
+/// the tests), and to one `unsafe` function with the ISA's features behind each.
 macro_rules! simd_engine {
     (
         token: $token:ty,
@@ -71,6 +71,20 @@ macro_rules! simd_engine {
             pub(crate) fn kth_smallest(self, keys: &[u64], vectors: usize, k: usize, wide: bool) -> Option<u64> {
                 // SAFETY: as in `select`.
                 unsafe { engine_kth_smallest(keys, vectors, k, wide) }
+            }
+
+            /// The group minima's bound of an integer row on these lanes (tests reach it through
+            /// `Engine`).
+            #[cfg(test)]
+            pub(crate) fn minima_bound<T: $crate::element::Element>(
+                self,
+                row: &[T],
+                k: usize,
+                flip: u64,
+                vectors: usize,
+            ) -> Option<(u64, usize)> {
+                // SAFETY: as in `select`.
+                unsafe { engine_minima_bound(row, k, flip, vectors) }
             }
 
             /// The sorter's way with a few packed words (tests reach it through `Engine`).
@@ -158,6 +172,19 @@ macro_rules! simd_engine {
             } else {
                 $crate::arch::generic::network::kth_of::<$v32>(keys, vectors, k)
             }
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[cfg(test)]
+        #[target_feature(enable = $features)]
+        unsafe fn engine_minima_bound<T: $crate::element::Element>(
+            row: &[T],
+            k: usize,
+            flip: u64,
+            vectors: usize,
+        ) -> Option<(u64, usize)> {
+            $crate::arch::generic::integer_minima_bound::<$v32, T>(row, k, flip, vectors)
         }
 
         /// # Safety

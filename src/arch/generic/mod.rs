@@ -196,6 +196,26 @@ fn select_all<S: Sorter, T: Element, E: Entry>(
     candidates.report(emit);
 }
 
+/// [`minima_bound`] of an integer row of 8 to 32 bits on `V`'s 32-bit lanes, and the number of groups
+/// it took (`vectors · LANES`): what the tests check against the groups' minima counted one by one.
+#[cfg(test)]
+#[inline(always)]
+pub(crate) fn integer_minima_bound<V: Vector, T: Element>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    vectors: usize,
+) -> Option<(u64, usize)> {
+    let map = KeyMap::of::<T>();
+    let bound = match <T as Sealed>::KEY_FORM {
+        _ if size_of::<T>() > 4 => None,
+        UNSIGNED => minima_bound::<V, T, UNSIGNED>(row, k, flip, &map, vectors),
+        SIGNED => minima_bound::<V, T, SIGNED>(row, k, flip, &map, vectors),
+        _ => None,
+    };
+    Some((bound?, vectors * V::LANES))
+}
+
 #[inline(always)]
 fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
