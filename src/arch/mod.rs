@@ -187,6 +187,13 @@ impl Engine {
         )
     }
 
+    /// Checks this engine's 16- and 8-bit lanes (`generic::testing::check_narrow_lanes`): whether it
+    /// has them (the scalar and portable engines have none).
+    #[cfg(test)]
+    pub(crate) fn check_narrow_lanes(self) -> bool {
+        by_engine!(self, scalar => false, portable => false, token => token.check_narrow_lanes())
+    }
+
     /// The engine's sorter on a few packed words (`Sorter::sort_few`): whether it sorted them (`None`
     /// for the scalar and portable engines, whose sorter has no such way).
     #[cfg(test)]

@@ -526,24 +526,3 @@ fn opaque64(mut mask: uint64x2_t) -> uint64x2_t {
     unsafe { core::arch::asm!("/* {0:v} */", inout(vreg) mask, options(pure, nomem, nostack, preserves_flags)) };
     mask
 }
-
-#[cfg(test)]
-mod tests {
-    extern crate std;
-    use super::*;
-
-    /// The 16- and 8-bit lanes agree with their lanes (`generic::testing::check_narrow_lanes`).
-    #[test]
-    fn narrow_lanes_agree_with_the_lanes() {
-        if !std::arch::is_aarch64_feature_detected!("neon") {
-            return;
-        }
-        // SAFETY: NEON was detected just above.
-        unsafe { check_narrow() }
-    }
-
-    #[target_feature(enable = "neon")]
-    fn check_narrow() {
-        generic::testing::check_narrow_lanes::<U32x4>();
-    }
-}

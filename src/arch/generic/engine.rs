@@ -13,8 +13,9 @@
 /// }
 /// ```
 /// Expands, in the invoking module, to the token's `select` and `select_side` (the engine) and `run` (any
-/// `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`, `minima_bound`, `sort_few`,
-/// `partition_select`, `partition_sort` and `partition_lanes` in test builds (`Engine` reaches them for
+/// `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`, `minima_bound`,
+/// `check_narrow_lanes`, `sort_few`, `partition_select`, `partition_sort` and `partition_lanes` in test
+/// builds (`Engine` reaches them for
 /// the tests), and to one `unsafe` function with the ISA's features behind each.
 macro_rules! simd_engine {
     (
@@ -85,6 +86,14 @@ macro_rules! simd_engine {
             ) -> Option<(u64, usize)> {
                 // SAFETY: as in `select`.
                 unsafe { engine_minima_bound(row, k, flip, vectors) }
+            }
+
+            /// The check of the 16- and 8-bit lanes on these lanes, where they have them (tests reach
+            /// it through `Engine`): whether it ran.
+            #[cfg(test)]
+            pub(crate) fn check_narrow_lanes(self) -> bool {
+                // SAFETY: as in `select`.
+                unsafe { engine_check_narrow_lanes() }
             }
 
             /// The sorter's way with a few packed words (tests reach it through `Engine`).
@@ -185,6 +194,19 @@ macro_rules! simd_engine {
             vectors: usize,
         ) -> Option<(u64, usize)> {
             $crate::arch::generic::integer_minima_bound::<$v32, T>(row, k, flip, vectors)
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[cfg(test)]
+        #[target_feature(enable = $features)]
+        unsafe fn engine_check_narrow_lanes() -> bool {
+            use $crate::vector::Vector;
+            let narrow = <$v32>::HALF_LANES && <$v32>::BYTE_LANES;
+            if narrow {
+                $crate::arch::generic::testing::check_narrow_lanes::<$v32>();
+            }
+            narrow
         }
 
         /// # Safety

@@ -42,8 +42,8 @@ pub(super) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut
 
 /// `V`'s 16- and 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of
 /// both orders (f16's infinities and NaNs among them): the bits, the `any` tests and the folds, which
-/// the narrow scans rely on. Every other lane holds a pair that passes no test. Call it from a function
-/// compiled with `V`'s features, where `V` has the narrow lanes.
+/// the narrow scans rely on. Every other lane holds a pair that passes no test. `Engine::
+/// check_narrow_lanes` calls it with the engine's features, where `V` has the narrow lanes.
 #[inline(always)]
 pub(crate) fn check_narrow_lanes<V: Vector>() {
     let lanes = 2 * V::LANES;
@@ -118,4 +118,17 @@ fn lane_of<V: Vector, T: Copy + Default>(v: V, lane: usize) -> T {
     // elements of at least a byte.
     unsafe { v.store::<u32>(out.as_mut_ptr().cast()) };
     out[lane]
+}
+
+/// Every SIMD engine of this CPU has the narrow lanes, and they pass [`check_narrow_lanes`].
+#[test]
+fn narrow_lanes_agree_with_the_lanes() {
+    for (backend, engine) in engines() {
+        let checked = engine.check_narrow_lanes();
+        assert!(
+            checked || matches!(backend, Backend::Scalar | Backend::Portable),
+            "{}",
+            backend.name()
+        );
+    }
 }

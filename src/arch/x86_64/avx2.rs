@@ -668,22 +668,6 @@ mod tests {
     extern crate std;
     use super::*;
 
-    /// The 16- and 8-bit lanes agree with their lanes (`generic::testing::check_narrow_lanes`).
-    #[test]
-    fn narrow_lanes_agree_with_the_lanes() {
-        if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c")) {
-            return;
-        }
-        // SAFETY: AVX2 and F16C were detected just above.
-        unsafe { check_narrow() }
-    }
-
-    /// The vectors are made here as in the engine's functions: with the features, after detecting them.
-    #[target_feature(enable = "avx2,f16c,popcnt")]
-    fn check_narrow() {
-        generic::testing::check_narrow_lanes::<U32x8>();
-    }
-
     /// `float_max3`'s four instructions give what `float_max` twice gives, a NaN for any NaN (of either
     /// sign, in any of the three), on every triple of edge values.
     #[test]

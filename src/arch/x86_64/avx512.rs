@@ -556,28 +556,3 @@ impl Vector for U64x8 {
         })
     }
 }
-
-#[cfg(test)]
-mod tests {
-    extern crate std;
-    use super::*;
-
-    /// The 16- and 8-bit lanes agree with their lanes (`generic::testing::check_narrow_lanes`); skipped
-    /// on CPUs without AVX-512BW.
-    #[test]
-    fn narrow_lanes_agree_with_the_lanes() {
-        let detected = std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("popcnt");
-        if !detected {
-            return;
-        }
-        // SAFETY: AVX-512F, AVX-512BW and POPCNT were detected just above.
-        unsafe { check_narrow() }
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    fn check_narrow() {
-        generic::testing::check_narrow_lanes::<U32x16>();
-    }
-}
