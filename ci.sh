@@ -59,6 +59,9 @@ cargo fmt --all --check
 step "clippy (host, every feature)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+step "clippy (kernel crate without std: library, tests, benches, example)"
+cargo clippy -p topk-kernels --no-default-features --all-targets -- -D warnings
+
 step "clippy (aarch64)"
 cargo clippy -p topk-kernels --target aarch64-unknown-linux-gnu --all-targets --all-features -- -D warnings
 

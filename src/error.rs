@@ -184,5 +184,5 @@ impl fmt::Display for Error {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for Error {}
+// `core::error::Error` (Rust 1.81), so `no_std` callers get `?` into their own error types too.
+impl core::error::Error for Error {}

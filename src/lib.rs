@@ -49,8 +49,9 @@
 //! uses every value type, index type and rank compiles the walk over sequences 24 times, not 384.
 //!
 //! # Features
-//! - `std` (default): `Error` implements `std::error::Error`. Without it the crate is `#![no_std]` and
-//!   builds for bare-metal targets such as `thumbv7em-none-eabihf`.
+//! - `std` (default): runtime CPU detection (AVX2, AVX-512), cached. Without it the crate is
+//!   `#![no_std]` and builds for bare-metal targets such as `thumbv7em-none-eabihf`; the engines are
+//!   then chosen by compile-time target features, and `Error` still implements `core::error::Error`.
 //!
 //! # Memory
 //! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences
@@ -67,7 +68,7 @@
 //! (optimised builds, measured with the AVX2 engine and, under qemu, NEON; AVX-512's frames are larger,
 //! about 20 KiB from its disassembly, and the test allows it 32 KiB; an unoptimised build needs up to
 //! 340 KiB: it keeps every SIMD temporary in a stack slot of its own).
-#![cfg_attr(not(feature = "std"), no_std)]
+#![cfg_attr(not(any(feature = "std", test)), no_std)]
 
 mod accumulator;
 mod arch;

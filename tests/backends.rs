@@ -152,8 +152,9 @@ fn availability_matches_the_cpu() {
     assert!(Backend::Portable.is_available() && Backend::Scalar.is_available());
     let auto = Backend::Auto.resolve();
     assert!(auto.is_available() && auto != Backend::Auto && auto != Backend::Naive);
-    // TOPK_MAX_ISA caps the engines (the test command runs the suite under each cap).
-    let cap = std::env::var("TOPK_MAX_ISA").ok();
+    // TOPK_MAX_ISA caps the engines (the test command runs the suite under each cap); without `std`
+    // the crate reads no environment.
+    let cap = std::env::var("TOPK_MAX_ISA").ok().filter(|_| cfg!(feature = "std"));
     let portable_only = cap.as_deref() == Some("portable");
     #[cfg(all(target_arch = "aarch64", not(miri)))]
     {
@@ -171,11 +172,28 @@ fn availability_matches_the_cpu() {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         assert!(!Backend::Neon.is_available());
-        let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") && !portable_only;
-        let avx512 = std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && !portable_only
-            && cap.as_deref() != Some("avx2");
+        // With `std` detected at run time, without it fixed by the compile-time target features.
+        let (has_avx2, has_avx512) = if cfg!(feature = "std") {
+            (
+                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c"),
+                std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw"),
+            )
+        } else {
+            (
+                cfg!(all(
+                    target_feature = "popcnt",
+                    target_feature = "avx2",
+                    target_feature = "f16c"
+                )),
+                cfg!(all(
+                    target_feature = "popcnt",
+                    target_feature = "avx512f",
+                    target_feature = "avx512bw"
+                )),
+            )
+        };
+        let avx2 = has_avx2 && !portable_only;
+        let avx512 = has_avx512 && !portable_only && cap.as_deref() != Some("avx2");
         assert_eq!(Backend::Avx2.is_available(), avx2);
         assert_eq!(Backend::Avx512.is_available(), avx512);
         let widest = if avx512 {

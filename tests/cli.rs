@@ -36,6 +36,10 @@ fn topk() -> &'static Path {
         if !cfg!(debug_assertions) {
             build.arg("--release");
         }
+        // The same features as this test, so `Backend::Auto` here names the example's backend.
+        if !cfg!(feature = "std") {
+            build.arg("--no-default-features");
+        }
         if cfg!(feature = "rayon") {
             build.args(["--features", "rayon"]);
         }
