@@ -2,10 +2,10 @@
 """Shapes that shared/bench/peers.py leaves out, beside ONNX Runtime and NumPy: builds of `topk bench`
 (best of two medians each, alternated) and the peers through peers.py's own functions, one table.
 Sets: `nonlast`, a non-last axis with K above 16; `argmax`, K = 1 (and 2) on many short rows; `medium`,
-K above 16 on short rows.
+K above 16 on short rows; `narrow`, u8 keys with K from 8 to half the row.
 
 Usage (the peers' venv of BENCHMARKS.md):
-  /tmp/peers/bin/python benches/shapes.py [--set nonlast|argmax|medium] [--peers ../shared/bench] BIN [BIN ...]
+  /tmp/peers/bin/python benches/shapes.py [--set nonlast|argmax|medium|narrow] [--peers ../shared/bench] BIN [BIN ...]
   e.g. /tmp/peers/bin/python benches/shapes.py --set argmax /tmp/topk-before target/release/examples/topk
 """
 import argparse, json, os, subprocess, sys
@@ -50,7 +50,20 @@ MEDIUM = [
     ((256, 4096), 1, 100, "float32", "f32"),
     ((128, 8192), 1, 64, "float32", "f32"),
 ]
-SETS = {"nonlast": NONLAST, "argmax": ARGMAX, "medium": MEDIUM}
+# 8-bit keys, where a row's K-th key comes from counting them (histogram.rs) once K is large enough.
+NARROW = [
+    ((4096, 256), 1, 8, "uint8", "u8"),
+    ((4096, 256), 1, 16, "uint8", "u8"),
+    ((4096, 256), 1, 32, "uint8", "u8"),
+    ((4096, 256), 1, 64, "uint8", "u8"),
+    ((4096, 256), 1, 128, "uint8", "u8"),
+    ((1024, 1024), 1, 64, "uint8", "u8"),
+    ((1024, 1024), 1, 512, "uint8", "u8"),
+    ((1, 1000000), 1, 1000, "uint8", "u8"),
+    ((1, 1000000), 1, 100000, "uint8", "u8"),
+    ((4096, 256), 0, 32, "uint8", "u8"),
+]
+SETS = {"nonlast": NONLAST, "argmax": ARGMAX, "medium": MEDIUM, "narrow": NARROW}
 
 def ours(binary, shape, axis, k, dtype):
     out = subprocess.run([binary, "bench", "--shape", ",".join(map(str, shape)), "--dtype", dtype, "--axis",

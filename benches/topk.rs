@@ -2,7 +2,7 @@
 //! NaN-heavy), f32 rows across the filter's thresholds (short rows where the head is most of the row,
 //! long rows where the block scan dominates, K small and K > n/16), every engine this CPU has beside
 //! the dispatched one, and the reference on small sizes only; then 8- and 16-bit keys with K a large
-//! part of the row (counted, not filtered); then a row streamed through an `Accumulator` in chunks. Each
+//! part of the row (counted, not filtered; short rows bisected); then a row streamed through an `Accumulator` in chunks. Each
 //! iteration's result is checked
 //! against the portable engine's, so a fast wrong engine fails instead of winning.
 //!
@@ -147,7 +147,9 @@ fn patterns(c: &mut Criterion) {
 }
 
 /// 8- and 16-bit keys with K a large part of the row, which every engine counts instead of filtering:
-/// half of 1M u8, and full sorts of 4096-element f16 rows (top-p sampling sorts the whole vocabulary).
+/// half of 1M u8, and full sorts of 4096-element f16 rows (top-p sampling sorts the whole vocabulary);
+/// and short rows of them, which the SIMD engines bisect for the K-th key instead of counting (4096
+/// rows of 256 u8 with K = 64, u16 with K = 100).
 fn counted(c: &mut Criterion) {
     let mut group = c.benchmark_group("counted");
     group.sample_size(10);
@@ -157,6 +159,9 @@ fn counted(c: &mut Criterion) {
     let normal = Pattern::Normal.data(64 * 4096);
     let halves: Vec<f16> = normal.iter().map(|&x| f16::from_f32(x)).collect();
     bench_engines(&mut group, &halves, (64, 4096, 4096));
+    bench_engines(&mut group, &bytes, (4096, 256, 64));
+    let words: Vec<u16> = uniform.iter().map(|&x| (x * 65536.0) as u16).collect();
+    bench_engines(&mut group, &words, (4096, 256, 100));
     group.finish();
 }
 

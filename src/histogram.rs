@@ -27,7 +27,9 @@
 //!     high byte a rank at a time)
 //! ```
 //! No element is compared with another, and the passes have no data-dependent branch. Counters are
-//! `u32`: rows longer than `u32::MAX` go to the filter ([`suits`]).
+//! `u32`: rows longer than `u32::MAX` go to the filter ([`suits`]). Short contiguous rows of 8- and
+//! 16-bit integers on the SIMD engines find their K-th key by bisection instead (`generic::bisects`),
+//! and only their gathered come here to be ordered ([`report_gathered`]).
 
 use core::cmp::Ordering;
 
@@ -95,6 +97,52 @@ fn bytes<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, buffe
     let gathered = gather(seq, flip, k, cut, ties, buffer);
     first_ranks(&mut count, cut.key + 1);
     emit_by_rank(buffer, gathered, k, &mut count, |key| key as usize, emit);
+}
+
+/// Reports the first K of the first `gathered` entries of `buffer` (8- or 16-bit keys, in position
+/// order, at least K of them) in (key, position) order: a counting sort of the gathered alone, for a
+/// caller that found the K-th key without counting the row (`generic`'s bisection over short rows),
+/// where a sorting network, the lanes' ranks or `core`'s sort took 5 to 20 instructions an element of
+/// rows of 256 with K of 32 to 128. 16-bit keys go by low byte into the rest of `buffer`, then back by
+/// high byte (as [`halfwords`]); false, having reported nothing, where the rest holds fewer than
+/// `gathered`. Out of line: scalar code, once a row, whose 2 KiB of counters would otherwise join the
+/// frame of the short rows' path for every row (4096 rows of 256 u8 with K = 8, which never come here,
+/// were 7% slower so).
+#[inline(never)]
+pub(crate) fn report_gathered<T: Element, E: Entry>(
+    buffer: &mut [E],
+    gathered: usize,
+    k: usize,
+    emit: &mut Emit<'_, T>,
+) -> bool {
+    let Some((entries, spare)) = buffer.split_at_mut_checked(gathered) else {
+        return false;
+    };
+    let mut low = [0u32; BUCKETS];
+    if <T::Key as Key>::BITS == 8 {
+        let mut last = 0;
+        for entry in entries.iter() {
+            low[entry.key() as usize % BUCKETS] += 1;
+            last = last.max(entry.key() as usize);
+        }
+        first_ranks(&mut low, last + 1);
+        emit_by_rank(buffer, gathered, k, &mut low, |key| key as usize, emit);
+        return true;
+    }
+    let Some(sorted) = spare.get_mut(..gathered) else {
+        return false;
+    };
+    let mut high = [0u32; BUCKETS];
+    for entry in entries.iter() {
+        low[entry.key() as usize % BUCKETS] += 1;
+        high[(entry.key() >> 8) as usize % BUCKETS] += 1;
+    }
+    first_ranks(&mut low, BUCKETS);
+    first_ranks(&mut high, BUCKETS);
+    counting_sort(entries, sorted, &mut low, |key| key as usize);
+    counting_sort(sorted, entries, &mut high, |key| (key >> 8) as usize);
+    report(entries.get(..k).unwrap_or_default(), emit);
+    true
 }
 
 /// Gathers into `buffer`, in position order, the elements that the K-th key `cut.key` selects: every

@@ -62,7 +62,8 @@
 //! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
 //! holds up to 16 vectors and short rows collect up to 64 entries, or with K > 16 take 4 KiB of
 //! entries, the whole row; rows shorter than 256 K with K of 9 to 128 collect up to 4 KiB of entries
-//! and 2 KiB of their positions), plus [`topk_on_stack`]'s
+//! and 2 KiB of their positions; short rows of 8- and 16-bit integers with a large K collect likewise and
+//! count those into order with 2 KiB of counters), plus [`topk_on_stack`]'s
 //! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than
 //! `core`'s bounded selection and sort. `tests/stack.rs` runs the heaviest calls on a 16 KiB thread
 //! (optimised builds, measured with the AVX2 engine and, under qemu, NEON; AVX-512's frames are larger,

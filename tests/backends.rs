@@ -140,6 +140,13 @@ per_type! {
     counted_f16: f16, 45;
     counted_bf16: bf16, 46;
 }
+per_type! {
+    bisected;
+    bisected_u8: u8, 51;
+    bisected_i8: i8, 52;
+    bisected_u16: u16, 53;
+    bisected_i16: i16, 54;
+}
 
 #[test]
 #[cfg_attr(miri, ignore = "65536-element rows")]

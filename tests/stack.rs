@@ -267,6 +267,26 @@ fn f64_collected_rows_on_stack() -> u64 {
     i.iter().sum::<u64>()
 }
 
+/// u16 rows of 512 with K = 128 through `topk_on_stack::<128>`: the SIMD engines bisect for the K-th
+/// key, collect up to 512 entries into 6 KiB of stack and count them into order (2 KiB of counters).
+fn u16_bisected_rows_on_stack() -> u64 {
+    const ROWS: usize = 8;
+    const LEN: usize = 512;
+    const K: usize = 128;
+    let x: Vec<u16> = data(LEN * ROWS).iter().map(|&b| b as u16).collect();
+    let (mut v, mut i) = (vec![0u16; K * ROWS], vec![0u32; K * ROWS]);
+    topk_on_stack::<K, _, _, 2>(
+        View::contiguous(&x, [ROWS, LEN]).unwrap(),
+        1,
+        K,
+        Direction::Decreasing,
+        ViewMut::contiguous(&mut v, [ROWS, K]).unwrap(),
+        ViewMut::contiguous(&mut i, [ROWS, K]).unwrap(),
+    )
+    .unwrap();
+    i.iter().map(|&i| u64::from(i)).sum::<u64>()
+}
+
 /// A small call: what every call pays whatever its size.
 fn small_call() -> u64 {
     let x = [5u8, 1, 4, 1, 5, 9, 2, 6];
@@ -306,7 +326,7 @@ fn u64_accumulator_pushes() -> u64 {
 /// The calls measured, by name. Index 0 is an empty thread: the baseline the others add to.
 type Call = (&'static str, fn() -> u64);
 
-const CALLS: [Call; 12] = [
+const CALLS: [Call; 13] = [
     ("empty thread", || 0),
     ("u8 n = 8, K = 1, topk", small_call),
     ("f64/i64 rank 8, topk_on_stack::<64>", f64_rank8_on_stack),
@@ -325,6 +345,10 @@ const CALLS: [Call; 12] = [
         f32_network_paths,
     ),
     ("u64 Accumulator::push of long chunks, K = 64", u64_accumulator_pushes),
+    (
+        "u16 rows of 512, K = 128, topk_on_stack::<128> (bisected)",
+        u16_bisected_rows_on_stack,
+    ),
 ];
 
 fn on_thread(stack: usize, f: fn() -> u64) -> u64 {

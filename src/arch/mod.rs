@@ -126,6 +126,19 @@ impl Engine {
         // Not under a cap: counting reads every element whatever the cap, where the filter under a K-th
         // key carried from earlier chunks passes few (1024-element u8 chunks with K = 100: 5.7 µs a chunk
         // counted).
+        // Short rows of 8- and 16-bit integers with a large K: under their exact K-th key where the
+        // engine has lanes of their width (not under a caller's cap: the filter keeps to it).
+        if generic::bisects::<T>(seq.len(), k)
+            && seq.cap().is_none()
+            && let Some(row) = seq.contiguous()
+            && by_engine!(self,
+                scalar => false,
+                portable => false,
+                token => token.select_bisected::<T, E>(row, k, flip, emit),
+            )
+        {
+            return;
+        }
         if crate::histogram::suits::<T>(seq.len(), k) && seq.cap().is_none() {
             // Counting: no comparisons to vectorise, so one algorithm serves every engine.
             return crate::histogram::select(seq, k, flip, buffer, emit);

@@ -375,6 +375,31 @@ pub fn counted<T: Bits>(seed: u64, check: &mut impl Check) {
     }
 }
 
+/// Short rows of 8- and 16-bit integers with K a large part of them (64 to 512 elements; K from 21 for
+/// 8-bit keys and n/6 for 16-bit ones, up to n/2): the SIMD engines find the exact K-th key by bisection
+/// and count the gathered into order (16-bit keys from K = 65). Each pattern's ties, including rows whose
+/// K-th key is the last in the order (nothing to exclude: counted or filtered instead), several rows at
+/// once, and each length's neighbours outside the range.
+pub fn bisected<T: Bits>(seed: u64, check: &mut impl Check) {
+    let mut rng = Rng(seed | 1);
+    let lengths: &[usize] = if cfg!(miri) {
+        &[64, 200]
+    } else {
+        &[63, 64, 100, 255, 256, 300, 511, 512, 513]
+    };
+    for &n in lengths {
+        for pattern in PATTERNS {
+            let data = make::<T>(&mut rng, 3 * n, pattern);
+            let mut ks = vec![21, 22, n / 6, n / 6 + 1, 64, 65, n / 2, n / 2 + 1];
+            ks.retain(|&k| (1..=n).contains(&k));
+            for k in ks {
+                let direction = direction(&mut rng);
+                check.check(&data, 3, false, k, direction);
+            }
+        }
+    }
+}
+
 /// Every walk of `tests/backends.rs`, with its seeds: what `emulated/` runs.
 pub fn all(check: &mut impl Check) {
     macro_rules! per_type {
@@ -386,4 +411,5 @@ pub fn all(check: &mut impl Check) {
     per_type!(long: f32, 21; f64, 22; u8, 23; i16, 24; bf16, 25; i64, 26; f16, 27;);
     every_f16_bit_pattern(29, check);
     per_type!(counted: u8, 41; i8, 42; u16, 43; i16, 44; f16, 45; bf16, 46;);
+    per_type!(bisected: u8, 51; i8, 52; u16, 53; i16, 54;);
 }

@@ -9,8 +9,8 @@ use crate::vector::{MAX_LANES, Vector};
 
 use super::filter::offer;
 use super::lanes::{
-    BRAIN, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, in_8_bit_lanes, in_16_bit_lanes, keys,
-    load_as,
+    BRAIN, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, SIGNED, UNROLL, UNSIGNED, in_8_bit_lanes,
+    in_16_bit_lanes, keys, load_as,
 };
 use super::network;
 
@@ -563,6 +563,40 @@ fn better_of3<V: Vector, const DECREASING: bool>(x: V, y: V, acc: V) -> V {
     } else {
         better::<V, false>(y, better::<V, false>(x, acc))
     }
+}
+
+/// The K-th smallest key of `row` exactly, for integers tested in lanes of their width (8 or 16 bits,
+/// whose lane tests are exact): a bisection over the key's bits, each probe a count of the lanes below
+/// it. `row` is at least a block long, `1 <= k <= row.len()`.
+///
+/// ```text
+/// kth = 0
+/// for each bit b of the key, high to low:
+///     if #{ key < kth | b } < K: kth |= b              // one compare and a popcount a register
+/// ```
+/// Afterwards fewer than K keys are below `kth` and at least K at or below it. No memory but the row,
+/// where counting kept 256 counters a row, zeroed, incremented through a load and a store each, and
+/// walked (4096 rows of 256 u8 with K = 32: 25 instructions an element).
+#[inline(always)]
+pub(super) fn kth_by_bisection<V: Vector, T: Element, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+) -> u64 {
+    debug_assert!(in_8_bit_lanes::<V, T, KIND>() || in_16_bit_lanes::<V, T, KIND>());
+    debug_assert!(matches!(KIND, UNSIGNED | SIGNED) && (1..=row.len()).contains(&k));
+    let lanes = Lanes::<V>::new(map, flip);
+    let mut kth = 0;
+    let mut bit = map.ones.div_ceil(2);
+    while bit != 0 {
+        let probe = kth | bit;
+        if Prepared::<V>::new::<T, KIND>(probe, flip, map).count::<T, KIND>(row, &lanes) < k {
+            kth = probe;
+        }
+        bit >>= 1;
+    }
+    kth
 }
 
 /// Elements sampled per selected element when a row bails out.

@@ -12,7 +12,8 @@
 ///     sorter: Network<U64x8>,                  // how candidates are ordered (see `sorter`)
 /// }
 /// ```
-/// Expands, in the invoking module, to the token's `select` and `select_side` (the engine) and `run` (any
+/// Expands, in the invoking module, to the token's `select`, `select_bisected` and `select_side` (the
+/// engine) and `run` (any
 /// `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`, `minima_bound`,
 /// `check_narrow_lanes`, `sort_few`, `partition_select`, `partition_sort` and `partition_lanes` in test
 /// builds (`Engine` reaches them for
@@ -38,6 +39,20 @@ macro_rules! simd_engine {
                 // SAFETY: the token exists, so the CPU has the features `engine_select` is compiled
                 // with (the token's constructor checks them).
                 unsafe { engine_select(seq, k, flip, buffer, emit) }
+            }
+
+            /// A short row of 8- or 16-bit integers under its exact K-th key, found by bisection on
+            /// this ISA's lanes of their width (`generic::select_bisected`); false, having reported
+            /// nothing, where the row is not one for it.
+            pub(crate) fn select_bisected<T: $crate::element::Element, E: $crate::entry::Entry>(
+                self,
+                row: &[T],
+                k: usize,
+                flip: u64,
+                emit: &mut $crate::entry::Emit<'_, T>,
+            ) -> bool {
+                // SAFETY: as in `select`.
+                unsafe { engine_select_bisected::<T, E>(row, k, flip, emit) }
             }
 
             /// Neighbouring sequences side by side on this ISA's lanes. Same contract as
@@ -141,6 +156,18 @@ macro_rules! simd_engine {
             emit: &mut $crate::entry::Emit<'_, T>,
         ) {
             $crate::arch::generic::select::<$v32, $v64, $sorter, T, E>(seq, k, flip, buffer, emit);
+        }
+
+        /// # Safety
+        /// The CPU has the features this is compiled with.
+        #[target_feature(enable = $features)]
+        unsafe fn engine_select_bisected<T: $crate::element::Element, E: $crate::entry::Entry>(
+            row: &[T],
+            k: usize,
+            flip: u64,
+            emit: &mut $crate::entry::Emit<'_, T>,
+        ) -> bool {
+            $crate::arch::generic::select_bisected::<$v32, $sorter, T, E>(row, k, flip, emit)
         }
 
         /// # Safety

@@ -261,6 +261,42 @@ impl<V: Vector> Prepared<V> {
         by_family!(by_test)
     }
 
+    /// How many elements of `row` (at least a block long, else 0) pass the limit, each counted once:
+    /// the whole blocks, then the block that ends the row with its lanes already counted masked off.
+    /// Exact only where the lane test is (integers: f16 and bf16 in 16-bit lanes pass negative NaNs).
+    #[inline(always)]
+    pub(super) fn count<T: Element, const KIND: u8>(&self, row: &[T], lanes: &Lanes<V>) -> usize {
+        // As in `scan`.
+        macro_rules! by_test {
+            ($($test:ident)*) => {
+                match self.test {
+                    $($test => self.count_with::<T, KIND, $test>(row, lanes),)*
+                    _ => self.count_with::<T, KIND, LESS>(row, lanes),
+                }
+            };
+        }
+        by_family!(by_test)
+    }
+
+    #[inline(always)]
+    fn count_with<T: Element, const KIND: u8, const TEST: u8>(&self, row: &[T], lanes: &Lanes<V>) -> usize {
+        let block = UNROLL * V::LANES;
+        let Some(last) = row.len().checked_sub(block) else {
+            return 0;
+        };
+        let mut count = 0;
+        let mut start = 0;
+        while start < last {
+            // SAFETY: start < last = row.len() - block.
+            count += unsafe { self.bits_with::<T, KIND, TEST>(row, start, lanes) }.count_ones() as usize;
+            start += block;
+        }
+        // SAFETY: last + block = row.len(). The lanes before `start` were counted above, and
+        // start - last < block <= 64.
+        let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, last, lanes) } & u64::MAX << (start - last);
+        count + bits.count_ones() as usize
+    }
+
     // Out of line in unoptimised builds, as `scan_with`.
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]

@@ -50,6 +50,11 @@
 //!   branches (1024 rows of 1024 f32, K = 32: 2.0 to 0.51 ms);
 //! - short rows with K > 16 that neither bound settles are selected whole from a buffer of 4 KiB on
 //!   the stack ([`whole_row`]): the filter would pass most of their elements;
+//! - short rows (64 to 512) of 8- and 16-bit integers with a large K (8-bit above 20, 16-bit from n/6,
+//!   up to n/2) find their exact K-th key by bisection over the key's bits, each probe a count of the
+//!   lanes below it ([`kth_by_bisection`]), collect what is at or below it and count those into order
+//!   ([`select_bisected`]), where counting the whole row kept 256 counters a row (4096 rows of 256 u8
+//!   with K = 32: 2.00 to 1.27 ms);
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,
 //!   then the first position holding it; no candidates, no sort (rows of 40 f32: 3.2x faster);
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
@@ -117,9 +122,12 @@ use crate::element::{Element, Sealed};
 use crate::entry::{Emit, Entry};
 use crate::sequence::Sequence;
 use crate::vector::{MAX_LANES, Vector};
-use bound::{PREFIX, minima_bound, pieces_bound, prefix_bound, sample_bound};
+use bound::{PREFIX, kth_by_bisection, minima_bound, pieces_bound, prefix_bound, sample_bound};
 use filter::{HALF_K, Outcome, Pool, pass};
-use lanes::{BRAIN, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, from_bits, last_in_order_bits};
+use lanes::{
+    BRAIN, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, from_bits, in_8_bit_lanes, in_16_bit_lanes,
+    last_in_order_bits,
+};
 use short::{COLLECT_BYTES, SHORT_CAP, collect_below, first_best};
 
 /// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
@@ -152,6 +160,80 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     } else {
         by_kind::<V32, S, T, E>(row, k, flip, seq.cap(), buffer, emit);
     }
+}
+
+/// Rows of 8- and 16-bit integers from this long (a block of AVX-512's bytes) up to [`BISECT_MAX_LEN`]
+/// are selected under their exact K-th key ([`select_bisected`]), from K above [`BISECT_MIN_K_8`] for
+/// 8-bit keys and K of at least n / [`BISECT_RATIO_16`] for 16-bit ones (where counting and the filter
+/// crossed), up to n / 2.
+///
+/// Zen 3, AVX2, ms, against counting or the filter: 4096 rows of 256 u8, K = 24 1.59 to 1.15, K = 32
+/// 2.00 to 1.29, K = 64 2.36 to 1.74, K = 128 3.08 to 2.88; 2048 rows of 512 u8, K = 64 1.89 to 1.07;
+/// 4096 rows of 256 u16, K = 64 5.7 to 2.9, K = 128 6.5 to 4.7; 2048 of 512, K = 100 3.9 to 2.7.
+/// Above n / 2 the outputs are most of the row, and counting it (no bisection, no collection) was
+/// 5-10% faster (256 u8, K = 160 to 250); with K of 17 to 20, 8-bit rows tied with the prefix bound or
+/// lost; 16-bit rows with K below n / 5 kept the filter's speed (K = 32 of 256: 1.9 to 2.2).
+const BISECT_MIN_LEN: usize = 64;
+const BISECT_MAX_LEN: usize = 512;
+const BISECT_MIN_K_8: usize = 20;
+const BISECT_RATIO_16: usize = 6;
+
+/// Whether a contiguous row of `len` elements of T with this K is one for [`select_bisected`].
+#[inline(always)]
+pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
+    let large_k = match size_of::<T>() {
+        1 => k > BISECT_MIN_K_8,
+        2 => k.saturating_mul(BISECT_RATIO_16) >= len,
+        _ => false,
+    };
+    large_k
+        && matches!(<T as Sealed>::KEY_FORM, UNSIGNED | SIGNED)
+        && (BISECT_MIN_LEN..=BISECT_MAX_LEN).contains(&len)
+        && 2 * k <= len
+}
+
+/// A short row of 8- or 16-bit integers with a large K ([`bisects`]) on `V`'s lanes of their width:
+/// its exact K-th key by bisection ([`kth_by_bisection`]), everything at or below it collected
+/// ([`collect_below`]) and ordered (8- and 16-bit keys counted into their order, see there). False,
+/// having reported nothing, where `V` has no such lanes, or the K-th key is the largest (nothing to
+/// exclude).
+///
+/// An engine entry of its own (`simd_engine!`'s `select_bisected`), not a branch of the filter: inlined
+/// there, the bisection's code made the filter's own short rows of these types 5% slower.
+#[inline(always)]
+pub(crate) fn select_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    emit: &mut Emit<'_, T>,
+) -> bool {
+    match <T as Sealed>::KEY_FORM {
+        UNSIGNED => bisected::<V, S, T, E, UNSIGNED>(row, k, flip, emit),
+        SIGNED => bisected::<V, S, T, E, SIGNED>(row, k, flip, emit),
+        _ => false,
+    }
+}
+
+#[inline(always)]
+fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    emit: &mut Emit<'_, T>,
+) -> bool {
+    if const { !(V::SPECIALIZE && (in_8_bit_lanes::<V, T, KIND>() || in_16_bit_lanes::<V, T, KIND>())) }
+        || !bisects::<T>(row.len(), k)
+    {
+        return false;
+    }
+    let map = KeyMap::of::<T>();
+    let kth = kth_by_bisection::<V, T, KIND>(row, k, flip, &map);
+    // Every element of 8-bit rows, whose counting sort reports from the gathered straight to the
+    // outputs; for 16-bit keys K more, so that the gathered (K and the K-th's ties) fit twice for their
+    // two passes. No more: the slots are written before the collection (a network pads with them), and
+    // 4 KiB for every row of 256 u8 cost 25%.
+    let room = if size_of::<T>() == 1 { row.len() } else { row.len() + k };
+    kth < map.ones && collect_below::<V, S, T, E, KIND, true>(row, k, flip, &map, kth + 1, room, emit)
 }
 
 /// Rows whose entries fit this many bytes (512 elements of up to 32 bits, 256 of 64) are selected whole
@@ -330,7 +412,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         // Under the pieces' bound at most 4 K: more means the bound did not hold on this row (long runs
         // of one value, say), and the rest is left to the filter or `whole_row` early.
         let capacity = if pieces_cap.is_some() { 4 * k } else { SHORT_CAP };
-        if collect_below::<V, S, T, E, KIND>(row, k, flip, map, cap, capacity, emit) {
+        if collect_below::<V, S, T, E, KIND, false>(row, k, flip, map, cap, capacity, emit) {
             return;
         }
     }

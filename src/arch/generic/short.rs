@@ -68,10 +68,11 @@ fn written<T: Copy>(slots: &mut [MaybeUninit<T>], len: usize, value: T) -> &mut 
     unsafe { &mut *(core::ptr::from_mut::<[MaybeUninit<T>]>(part) as *mut [T]) }
 }
 
-/// A row the prefix bound read whole (or the pieces' bound), `cap` one above that bound: every element
-/// below `cap` collected in one pass, then ordered by the network. Returns false, having reported
-/// nothing, when more than `capacity` are below it (ties with the bound; the filter's running
-/// threshold handles those).
+/// A row the prefix bound read whole (or the pieces' bound, or the exact K-th key of a short row of 8-
+/// or 16-bit integers: `COUNTED`), `cap` one above that bound: every element below `cap` collected in
+/// one pass, then ordered by the network (`COUNTED`: counted into their order where K is above the
+/// network's few). Returns false, having reported nothing, when more than `capacity` are below it
+/// (ties with the bound; the filter's running threshold handles those).
 ///
 /// ```text
 /// for each block: for each lane below cap: entries[count++] = (key, position)   // no pool to update
@@ -83,7 +84,7 @@ fn written<T: Copy>(slots: &mut [MaybeUninit<T>], len: usize, value: T) -> &mut 
 // frame, the debug stack test passed its bound.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8, const COUNTED: bool>(
     row: &[T],
     k: usize,
     flip: u64,
@@ -166,6 +167,17 @@ pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KI
     // The bound leaves at least K below `cap`; checked, so that only collected entries are reported.
     if count < k {
         return false;
+    }
+    // 8- and 16-bit keys under their exact K-th key: counted into their order, as `histogram` does,
+    // where the network would sort more than a few (16-bit keys: above AVX2's network, whose 64 the
+    // count's two passes over 256 buckets each did not beat).
+    let counts = match size_of::<T>() {
+        1 => k > SMALL_K,
+        2 => k > 64,
+        _ => false,
+    };
+    if COUNTED && counts && crate::histogram::report_gathered(entries, count, k, emit) {
+        return true;
     }
     let packed = matches!(E::buffer(entries), Buffer::Packed(_));
     // A few collected: sorted by the sorter's own way for so few, where it has one.

@@ -6,7 +6,11 @@ use std::format;
 use std::vec::Vec;
 
 use crate::backend::{Backend, Engine};
+use crate::element::{Element, ordered_key};
 use crate::vector::{MAX_LANES, Vector};
+
+use super::bound::kth_by_bisection;
+use super::lanes::{KeyMap, SIGNED, UNSIGNED, from_bits};
 
 /// Every backend this CPU has, with its engine (the network tests' too).
 pub(super) fn engines() -> impl Iterator<Item = (Backend, Engine)> {
@@ -43,7 +47,8 @@ pub(super) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut
 /// `V`'s 16- and 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of
 /// both orders (f16's infinities and NaNs among them): the bits, the `any` tests and the folds, which
 /// the narrow scans rely on. Every other lane holds a pair that passes no test. `Engine::
-/// check_narrow_lanes` calls it with the engine's features, where `V` has the narrow lanes.
+/// check_narrow_lanes` calls it with the engine's features, where `V` has the narrow lanes. Then the
+/// bisection over them ([`check_bisection`]).
 #[inline(always)]
 pub(crate) fn check_narrow_lanes<V: Vector>() {
     let lanes = 2 * V::LANES;
@@ -106,6 +111,34 @@ pub(crate) fn check_narrow_lanes<V: Vector>() {
             assert_eq!(lane_of::<V, u8>(vx.min8(vy), lane), a.min(b), "{case}");
             assert_eq!(lane_of::<V, u8>(vx.max8_signed(vy), lane) as i8, sa.max(sb), "{case}");
             assert_eq!(lane_of::<V, u8>(vx.min8_signed(vy), lane) as i8, sa.min(sb), "{case}");
+        }
+    }
+    check_bisection::<V, u8, UNSIGNED>();
+    check_bisection::<V, i8, SIGNED>();
+    check_bisection::<V, u16, UNSIGNED>();
+    check_bisection::<V, i16, SIGNED>();
+}
+
+/// [`kth_by_bisection`] on `V`'s lanes of T's width is exactly the K-th smallest key, both directions,
+/// on random rows and rows of few values (ties across the K-th), around the block lengths: a loose
+/// answer would still select correctly (more collected, then sorted), so only this sees it.
+#[inline(always)]
+fn check_bisection<V: Vector, T: Element, const KIND: u8>() {
+    let map = KeyMap::of::<T>();
+    let mut random = xorshift(0xb15e_c7ed ^ size_of::<T>() as u64);
+    for n in [64, 65, 100, 256, 300, 511] {
+        for values in [u64::MAX, 5] {
+            let row: Vec<T> = (0..n)
+                .map(|_| from_bits::<T>(random() % values.min(map.ones + 1)))
+                .collect();
+            for flip in [0, map.ones] {
+                let mut keys: Vec<u64> = row.iter().map(|&x| ordered_key(x, flip)).collect();
+                keys.sort_unstable();
+                for k in [1, 2, n / 3, n / 2, n - 1, n] {
+                    let got = kth_by_bisection::<V, T, KIND>(&row, k, flip, &map);
+                    assert_eq!(got, keys[k - 1], "{} n {n} k {k} flip {flip:#x}", T::NAME);
+                }
+            }
         }
     }
 }
