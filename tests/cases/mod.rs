@@ -376,23 +376,23 @@ pub fn counted<T: Bits>(seed: u64, check: &mut impl Check) {
 }
 
 /// Short rows of 8- and 16-bit integers with K a large part of them (64 to 512 elements; K from 21 for
-/// 8-bit keys and n/6 for 16-bit ones, up to n/2): the SIMD engines find the exact K-th key by bisection
-/// and count the gathered into order (16-bit keys from K = 65). Each pattern's ties, including rows whose
-/// K-th key is the last in the order (nothing to exclude: counted or filtered instead), several rows at
-/// once, and each length's neighbours outside the range.
+/// 8-bit keys and n/6 for 16-bit ones, up to n/2; 8-bit rows up to 2048 where they would be counted):
+/// the SIMD engines find the exact K-th key by bisection and count the gathered into order (16-bit keys
+/// from K = 65). Each pattern's ties, including rows whose K-th key is the last in the order (nothing to
+/// exclude) or whose ties overflow the collection (counted or filtered instead), several rows at once,
+/// and each length's neighbours outside the range.
 pub fn bisected<T: Bits>(seed: u64, check: &mut impl Check) {
     let mut rng = Rng(seed | 1);
     let lengths: &[usize] = if cfg!(miri) {
         &[64, 200]
     } else {
-        &[63, 64, 100, 255, 256, 300, 511, 512, 513]
+        &[63, 64, 100, 255, 256, 300, 511, 512, 513, 1000]
     };
     for &n in lengths {
         for pattern in PATTERNS {
             let data = make::<T>(&mut rng, 3 * n, pattern);
-            let mut ks = vec![21, 22, n / 6, n / 6 + 1, 64, 65, n / 2, n / 2 + 1];
-            ks.retain(|&k| (1..=n).contains(&k));
-            for k in ks {
+            let ks = [21, 22, n / 6, n / 6 + 1, 64, 65, n / 2, n / 2 + 1];
+            for k in ks.into_iter().filter(|&k| (1..=n).contains(&k)) {
                 let direction = direction(&mut rng);
                 check.check(&data, 3, false, k, direction);
             }

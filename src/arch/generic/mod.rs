@@ -51,7 +51,7 @@
 //! - short rows with K > 16 that neither bound settles are selected whole from a buffer of 4 KiB on
 //!   the stack ([`whole_row`]): the filter would pass most of their elements;
 //! - short rows (64 to 512) of 8- and 16-bit integers with a large K (8-bit above 20, 16-bit from n/6,
-//!   up to n/2) find their exact K-th key by bisection over the key's bits, each probe a count of the
+//!   up to n/2; 8-bit rows up to 2048 where they would be counted) find their exact K-th key by bisection over the key's bits, each probe a count of the
 //!   lanes below it ([`kth_by_bisection`]), collect what is at or below it and count those into order
 //!   ([`select_bisected`]), where counting the whole row kept 256 counters a row (4096 rows of 256 u8
 //!   with K = 32: 2.00 to 1.27 ms);
@@ -165,7 +165,9 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
 /// Rows of 8- and 16-bit integers from this long (a block of AVX-512's bytes) up to [`BISECT_MAX_LEN`]
 /// are selected under their exact K-th key ([`select_bisected`]), from K above [`BISECT_MIN_K_8`] for
 /// 8-bit keys and K of at least n / [`BISECT_RATIO_16`] for 16-bit ones (where counting and the filter
-/// crossed), up to n / 2.
+/// crossed), up to n / 2; 8-bit rows up to [`BISECT_MAX_LEN_8`] too, where they would be counted, with
+/// K up to 384 (1024 rows of 1024 u8, K = 64 1.69 to 0.66 ms, K = 300 2.40 to 1.70; 512 rows of 2048,
+/// K = 150 1.70 to 0.64).
 ///
 /// Zen 3, AVX2, ms, against counting or the filter: 4096 rows of 256 u8, K = 24 1.59 to 1.15, K = 32
 /// 2.00 to 1.29, K = 64 2.36 to 1.74, K = 128 3.08 to 2.88; 2048 rows of 512 u8, K = 64 1.89 to 1.07;
@@ -175,6 +177,7 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
 /// lost; 16-bit rows with K below n / 5 kept the filter's speed (K = 32 of 256: 1.9 to 2.2).
 const BISECT_MIN_LEN: usize = 64;
 const BISECT_MAX_LEN: usize = 512;
+const BISECT_MAX_LEN_8: usize = 2048;
 const BISECT_MIN_K_8: usize = 20;
 const BISECT_RATIO_16: usize = 6;
 
@@ -182,15 +185,18 @@ const BISECT_RATIO_16: usize = 6;
 #[inline(always)]
 pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
     let large_k = match size_of::<T>() {
-        1 => k > BISECT_MIN_K_8,
-        2 => k.saturating_mul(BISECT_RATIO_16) >= len,
+        1 if len <= BISECT_MAX_LEN => k > BISECT_MIN_K_8,
+        // Longer 8-bit rows where they would be counted, with K up to three quarters of the
+        // collection's 512 entries (a quarter left for the K-th key's ties).
+        1 => len <= BISECT_MAX_LEN_8 && crate::histogram::suits::<T>(len, k) && 4 * k <= 3 * COLLECTED,
+        2 => len <= BISECT_MAX_LEN && k.saturating_mul(BISECT_RATIO_16) >= len,
         _ => false,
     };
-    large_k
-        && matches!(<T as Sealed>::KEY_FORM, UNSIGNED | SIGNED)
-        && (BISECT_MIN_LEN..=BISECT_MAX_LEN).contains(&len)
-        && 2 * k <= len
+    large_k && matches!(<T as Sealed>::KEY_FORM, UNSIGNED | SIGNED) && len >= BISECT_MIN_LEN && 2 * k <= len
 }
+
+/// Entries [`collect_below`] holds (4 KiB of packed entries).
+const COLLECTED: usize = COLLECT_BYTES / size_of::<u64>();
 
 /// A short row of 8- or 16-bit integers with a large K ([`bisects`]) on `V`'s lanes of their width:
 /// its exact K-th key by bisection ([`kth_by_bisection`]), everything at or below it collected
@@ -228,11 +234,11 @@ fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     }
     let map = KeyMap::of::<T>();
     let kth = kth_by_bisection::<V, T, KIND>(row, k, flip, &map);
-    // Every element of 8-bit rows, whose counting sort reports from the gathered straight to the
-    // outputs; for 16-bit keys K more, so that the gathered (K and the K-th's ties) fit twice for their
-    // two passes. No more: the slots are written before the collection (a network pads with them), and
-    // 4 KiB for every row of 256 u8 cost 25%.
-    let room = if size_of::<T>() == 1 { row.len() } else { row.len() + k };
+    // Room for the gathered (K and a quarter more of the K-th key's ties; more are counted instead)
+    // twice: the counting sort's copy (16-bit keys: its two passes; 8-bit ones wrote straight to the
+    // outputs without it, 6% slower). No more: the slots are written before the collection (a network
+    // pads with them), and writing 4 KiB for every row of 256 u8 cost 25%.
+    let room = 2 * (k + k / 4 + 32).min(row.len());
     kth < map.ones && collect_below::<V, S, T, E, KIND, true>(row, k, flip, &map, kth + 1, room, emit)
 }
 
