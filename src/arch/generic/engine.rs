@@ -13,11 +13,10 @@
 /// }
 /// ```
 /// Expands, in the invoking module, to the token's `select`, `select_bisected` and `select_side` (the
-/// engine) and `run` (any
-/// `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`, `minima_bound`,
-/// `check_narrow_lanes`, `sort_few`, `partition_select`, `partition_sort` and `partition_lanes` in test
-/// builds (`Engine` reaches them for
-/// the tests), and to one `unsafe` function with the ISA's features behind each.
+/// engine) and `run` (any `arch::Vectorizable` work), to its `network_sort`, `kth_smallest`,
+/// `minima_bound`, `check_narrow_lanes`, `sort_few`, `partition_select`, `partition_sort` and
+/// `partition_lanes` in test builds (`Engine` reaches them for the tests), and to one `unsafe` function
+/// with the ISA's features behind each.
 macro_rules! simd_engine {
     (
         token: $token:ty,
@@ -41,7 +40,7 @@ macro_rules! simd_engine {
                 unsafe { engine_select(seq, k, flip, buffer, emit) }
             }
 
-            /// A short row of 8- or 16-bit integers under its exact K-th key, found by bisection on
+            /// A row of 8- or 16-bit integers under its exact K-th key, found by bisection on
             /// this ISA's lanes of their width (`generic::select_bisected`); false, having reported
             /// nothing, where the row is not one for it.
             pub(crate) fn select_bisected<T: $crate::element::Element, E: $crate::entry::Entry>(

@@ -51,10 +51,10 @@
 //! - short rows with K > 16 that neither bound settles are selected whole from a buffer of 4 KiB on
 //!   the stack ([`whole_row`]): the filter would pass most of their elements;
 //! - short rows (64 to 512) of 8- and 16-bit integers with a large K (8-bit above 20, 16-bit from n/6,
-//!   up to n/2; 8-bit rows up to 2048 where they would be counted) find their exact K-th key by bisection over the key's bits, each probe a count of the
-//!   lanes below it ([`kth_by_bisection`]), collect what is at or below it and count those into order
-//!   ([`select_bisected`]), where counting the whole row kept 256 counters a row (4096 rows of 256 u8
-//!   with K = 32: 2.00 to 1.27 ms);
+//!   up to n/2; 8-bit rows up to 2048 where they would be counted) find their exact K-th key by
+//!   bisection over the key's bits, each probe a count of the lanes below it ([`kth_by_bisection`]),
+//!   collect what is at or below it and count those into order ([`select_bisected`]), where counting
+//!   the whole row kept 256 counters a row (4096 rows of 256 u8 with K = 32: 2.00 to 1.22 ms);
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,
 //!   then the first position holding it; no candidates, no sort (rows of 40 f32: 3.2x faster);
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
@@ -198,7 +198,7 @@ pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
 /// Entries [`collect_below`] holds (4 KiB of packed entries).
 const COLLECTED: usize = COLLECT_BYTES / size_of::<u64>();
 
-/// A short row of 8- or 16-bit integers with a large K ([`bisects`]) on `V`'s lanes of their width:
+/// A row of 8- or 16-bit integers with a large K ([`bisects`]) on `V`'s lanes of their width:
 /// its exact K-th key by bisection ([`kth_by_bisection`]), everything at or below it collected
 /// ([`collect_below`]) and ordered (8- and 16-bit keys counted into their order, see there). False,
 /// having reported nothing, where `V` has no such lanes, or the K-th key is the largest (nothing to
