@@ -61,7 +61,6 @@ NARROW = [
     ((1024, 1024), 1, 512, "uint8", "u8"),
     ((1, 1000000), 1, 1000, "uint8", "u8"),
     ((1, 1000000), 1, 100000, "uint8", "u8"),
-    ((4096, 256), 0, 32, "uint8", "u8"),
 ]
 SETS = {"nonlast": NONLAST, "argmax": ARGMAX, "medium": MEDIUM, "narrow": NARROW}
 
