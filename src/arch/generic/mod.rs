@@ -174,7 +174,8 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
 /// 4096 rows of 256 u16, K = 64 5.7 to 2.9, K = 128 6.5 to 4.7; 2048 of 512, K = 100 3.9 to 2.7.
 /// Above n / 2 the outputs are most of the row, and counting it (no bisection, no collection) was
 /// 5-10% faster (256 u8, K = 160 to 250); with K of 17 to 20, 8-bit rows tied with the prefix bound or
-/// lost; 16-bit rows with K below n / 5 kept the filter's speed (K = 32 of 256: 1.9 to 2.2).
+/// lost; 16-bit rows with K below n / 6 kept the filter's speed (K = 32 of 256: 1.9 against 2.2), and
+/// tied with it at n / 8.
 const BISECT_MIN_LEN: usize = 64;
 const BISECT_MAX_LEN: usize = 512;
 const BISECT_MAX_LEN_8: usize = 2048;
