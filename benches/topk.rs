@@ -2,9 +2,9 @@
 //! NaN-heavy), f32 rows across the filter's thresholds (short rows where the head is most of the row,
 //! long rows where the block scan dominates, K small and K > n/16), every engine this CPU has beside
 //! the dispatched one, and the reference on small sizes only; then 8- and 16-bit keys with K a large
-//! part of the row (counted, not filtered; short rows bisected); then a row streamed through an `Accumulator` in chunks. Each
-//! iteration's result is checked
-//! against the portable engine's, so a fast wrong engine fails instead of winning.
+//! part of the row (counted, not filtered; short rows bisected); then a row streamed through an
+//! `Accumulator` in chunks. Each iteration's result is checked against the portable engine's, so a fast
+//! wrong engine fails instead of winning.
 //!
 //! `cargo bench --bench topk -- --test` runs every case once (the test command does).
 

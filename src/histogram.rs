@@ -139,10 +139,25 @@ pub(crate) fn report_gathered<T: Element, E: Entry>(
     }
     first_ranks(&mut low, BUCKETS);
     first_ranks(&mut high, BUCKETS);
-    counting_sort(entries, sorted, &mut low, |key| key as usize);
-    counting_sort(sorted, entries, &mut high, |key| (key >> 8) as usize);
-    report(entries.get(..k).unwrap_or_default(), emit);
+    report_by_bytes(entries, sorted, &mut low, &mut high, k, emit);
     true
+}
+
+/// Reports the first K of `entries` (16-bit keys, in position order) in (key, position) order: sorted
+/// by low byte into `sorted` (as long), then back by high byte, stably; `low` and `high` hold each
+/// bucket's first rank.
+#[inline(always)]
+fn report_by_bytes<T: Element, E: Entry>(
+    entries: &mut [E],
+    sorted: &mut [E],
+    low: &mut [u32; BUCKETS],
+    high: &mut [u32; BUCKETS],
+    k: usize,
+    emit: &mut Emit<'_, T>,
+) {
+    counting_sort(entries, sorted, low, |key| key as usize);
+    counting_sort(sorted, entries, high, |key| (key >> 8) as usize);
+    report(entries.get(..k).unwrap_or_default(), emit);
 }
 
 /// Gathers into `buffer`, in position order, the elements that the K-th key `cut.key` selects: every
@@ -319,9 +334,7 @@ fn halfwords<T: Element, E: Entry>(
         gather(seq, flip, k, kth, ties, buffer.get_mut(..=k).unwrap_or_default());
         let (gathered, sorted) = buffer.split_at_mut(k);
         let sorted = sorted.get_mut(..k).unwrap_or_default();
-        counting_sort(gathered, sorted, below, |key| key as usize);
-        counting_sort(sorted, gathered, &mut high, |key| (key >> 8) as usize);
-        report(gathered, emit);
+        report_by_bytes(gathered, sorted, below, &mut high, k, emit);
     } else {
         // Otherwise placed by low byte straight from the row, then emitted by high byte a rank at a
         // time.

@@ -268,7 +268,8 @@ fn f64_collected_rows_on_stack() -> u64 {
 }
 
 /// u16 rows of 512 with K = 128 through `topk_on_stack::<128>`: the SIMD engines bisect for the K-th
-/// key, collect up to 512 entries into 6 KiB of stack and count them into order (2 KiB of counters).
+/// key, collect up to 384 entries into the short rows' 6 KiB of stack and count them into order (2 KiB of
+/// counters).
 fn u16_bisected_rows_on_stack() -> u64 {
     const ROWS: usize = 8;
     const LEN: usize = 512;

@@ -199,11 +199,11 @@ pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
 /// Entries [`collect_below`] holds (4 KiB of packed entries).
 const COLLECTED: usize = COLLECT_BYTES / size_of::<u64>();
 
-/// A row of 8- or 16-bit integers with a large K ([`bisects`]) on `V`'s lanes of their width:
-/// its exact K-th key by bisection ([`kth_by_bisection`]), everything at or below it collected
+/// A row of 8- or 16-bit integers with a large K ([`bisects`]) on `V`'s lanes of their width: its exact
+/// K-th key by bisection ([`kth_by_bisection`]), everything at or below it collected
 /// ([`collect_below`]) and ordered (8- and 16-bit keys counted into their order, see there). False,
-/// having reported nothing, where `V` has no such lanes, or the K-th key is the largest (nothing to
-/// exclude).
+/// having reported nothing, where the row is not one for it or `V` has no such lanes, the K-th key is
+/// the largest (nothing to exclude), or its ties overflow the collection.
 ///
 /// An engine entry of its own (`simd_engine!`'s `select_bisected`), not a branch of the filter: inlined
 /// there, the bisection's code made the filter's own short rows of these types 5% slower.
@@ -228,6 +228,8 @@ fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     flip: u64,
     emit: &mut Emit<'_, T>,
 ) -> bool {
+    // `bisects` again, though the caller checked it: its bounds on the row and K, known here, took 50
+    // instructions off each row of 256 u8 with K = 32 (2%).
     if const { !(V::SPECIALIZE && (in_8_bit_lanes::<V, T, KIND>() || in_16_bit_lanes::<V, T, KIND>())) }
         || !bisects::<T>(row.len(), k)
     {
