@@ -28,8 +28,8 @@
 //! ```
 //! No element is compared with another, and the passes have no data-dependent branch. Counters are
 //! `u32`: rows longer than `u32::MAX` go to the filter ([`suits`]). Short contiguous rows of 8- and
-//! 16-bit integers on the SIMD engines find their K-th key by bisection instead (`generic::bisects`),
-//! and only their gathered come here to be ordered ([`report_gathered`]).
+//! 16-bit keys (integers, f16 and bf16) on the SIMD engines find their K-th key by bisection instead
+//! (`generic::bisects`), and only their gathered come here to be ordered ([`report_gathered`]).
 
 use core::cmp::Ordering;
 

@@ -146,6 +146,8 @@ per_type! {
     bisected_i8: i8, 52;
     bisected_u16: u16, 53;
     bisected_i16: i16, 54;
+    bisected_f16: f16, 55;
+    bisected_bf16: bf16, 56;
 }
 
 #[test]

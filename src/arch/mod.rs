@@ -123,8 +123,9 @@ impl Engine {
         buffer: &mut [E],
         emit: &mut Emit<'_, T>,
     ) {
-        // Short rows of 8- and 16-bit integers with a large K: under their exact K-th key where the
-        // engine has lanes of their width (not under a caller's cap: the filter keeps to it).
+        // Short rows of 8- and 16-bit keys with a large K (f16 and bf16 keyed first): under their exact
+        // K-th key where the engine has lanes of their width (not under a caller's cap: the filter keeps
+        // to it).
         if generic::bisects::<T>(seq.len(), k)
             && seq.cap().is_none()
             && let Some(row) = seq.contiguous()

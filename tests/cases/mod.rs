@@ -375,12 +375,13 @@ pub fn counted<T: Bits>(seed: u64, check: &mut impl Check) {
     }
 }
 
-/// Short rows of 8- and 16-bit integers with K a large part of them (64 to 512 elements; K from 21 for
+/// Short rows of 8- and 16-bit keys with K a large part of them (64 to 512 elements; K from 21 for
 /// 8-bit keys and n/6 for 16-bit ones, up to n/2; 8-bit rows up to 2048 where they would be counted):
 /// the SIMD engines find the exact K-th key by bisection and count the gathered into order (16-bit keys
-/// from K = 65). Each pattern's ties, including rows whose K-th key is the last in the order (nothing to
-/// exclude) or whose ties overflow the collection (counted or filtered instead), several rows at once,
-/// and each length's neighbours outside the range.
+/// from K = 65); f16 and bf16 are keyed into u16 first, so their NaNs (either sign, any payload) and
+/// zeros must come out as the row holds them. Each pattern's ties, including rows whose K-th key is the
+/// last in the order (nothing to exclude) or whose ties overflow the collection (counted or filtered
+/// instead), several rows at once, and each length's neighbours outside the range.
 pub fn bisected<T: Bits>(seed: u64, check: &mut impl Check) {
     let mut rng = Rng(seed | 1);
     let lengths: &[usize] = if cfg!(miri) {
@@ -411,5 +412,5 @@ pub fn all(check: &mut impl Check) {
     per_type!(long: f32, 21; f64, 22; u8, 23; i16, 24; bf16, 25; i64, 26; f16, 27;);
     every_f16_bit_pattern(29, check);
     per_type!(counted: u8, 41; i8, 42; u16, 43; i16, 44; f16, 45; bf16, 46;);
-    per_type!(bisected: u8, 51; i8, 52; u16, 53; i16, 54;);
+    per_type!(bisected: u8, 51; i8, 52; u16, 53; i16, 54; f16, 55; bf16, 56;);
 }

@@ -54,7 +54,8 @@
 //!   up to n/2; 8-bit rows up to 2048 where they would be counted) find their exact K-th key by
 //!   bisection over the key's bits, each probe a count of the lanes below it ([`kth_by_bisection`]),
 //!   collect what is at or below it and count those into order ([`select_bisected`]), where counting
-//!   the whole row kept 256 counters a row (4096 rows of 256 u8 with K = 32: 2.00 to 1.22 ms);
+//!   the whole row kept 256 counters a row (4096 rows of 256 u8 with K = 32: 2.00 to 1.22 ms); f16
+//!   and bf16 rows the same, keyed into u16 on the stack first ([`keyed_bisected`]);
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,
 //!   then the first position holding it; no candidates, no sort (rows of 40 f32: 3.2x faster);
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
@@ -162,16 +163,20 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     }
 }
 
-/// Rows of 8- and 16-bit integers from this long (a block of AVX-512's bytes) up to [`BISECT_MAX_LEN`]
-/// are selected under their exact K-th key ([`select_bisected`]), from K above [`BISECT_MIN_K_8`] for
-/// 8-bit keys and K of at least n / [`BISECT_RATIO_16`] for 16-bit ones (where counting and the filter
-/// crossed), up to n / 2; 8-bit rows up to [`BISECT_MAX_LEN_8`] too, where they would be counted, with
-/// K up to 384 (1024 rows of 1024 u8, K = 64 1.69 to 0.66 ms, K = 300 2.40 to 1.70; 512 rows of 2048,
-/// K = 150 1.70 to 0.64).
+/// Rows of 8- and 16-bit keys (integers, f16, bf16) from this long (a block of AVX-512's bytes) up to
+/// [`BISECT_MAX_LEN`] are selected under their exact K-th key ([`select_bisected`]), from K above
+/// [`BISECT_MIN_K_8`] for 8-bit keys and K of at least n / [`BISECT_RATIO_16`] for 16-bit ones (where
+/// counting and the filter crossed), up to n / 2; 8-bit rows up to [`BISECT_MAX_LEN_8`] too, where they
+/// would be counted, with K up to 384 (1024 rows of 1024 u8, K = 64 1.69 to 0.66 ms, K = 300 2.40 to
+/// 1.70; 512 rows of 2048, K = 150 1.70 to 0.64).
 ///
 /// Zen 3, AVX2, ms, against counting or the filter: 4096 rows of 256 u8, K = 24 1.59 to 1.15, K = 32
 /// 2.00 to 1.29, K = 64 2.36 to 1.74, K = 128 3.08 to 2.88; 2048 rows of 512 u8, K = 64 1.89 to 1.07;
 /// 4096 rows of 256 u16, K = 64 5.7 to 2.9, K = 128 6.5 to 4.7; 2048 of 512, K = 100 3.9 to 2.7.
+/// f16 (and bf16) rows, keyed first, against what they took before (counted, or selected whole): 4096
+/// rows of 256 f16, K = 43 3.20 to 2.76, K = 64 6.44 to 2.93, K = 128 7.11 to 4.87; their crossover
+/// with the filter is near n / 7 (K = 38: 2.82 filtered, 2.71 bisected; K = 32: 2.10 against 2.22), close
+/// enough to keep the integers' n / 6.
 /// Above n / 2 the outputs are most of the row, and counting it (no bisection, no collection) was
 /// 5-10% faster (256 u8, K = 160 to 250); with K of 17 to 20, 8-bit rows tied with the prefix bound or
 /// lost; 16-bit rows with K below n / 6 kept the filter's speed (K = 32 of 256: 1.9 against 2.2), and
@@ -182,7 +187,8 @@ const BISECT_MAX_LEN_8: usize = 2048;
 const BISECT_MIN_K_8: usize = 20;
 const BISECT_RATIO_16: usize = 6;
 
-/// Whether a contiguous row of `len` elements of T with this K is one for [`select_bisected`].
+/// Whether a contiguous row of `len` elements of T with this K is one for [`select_bisected`]: 8- and
+/// 16-bit integers, f16 and bf16.
 #[inline(always)]
 pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
     let large_k = match size_of::<T>() {
@@ -193,13 +199,19 @@ pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
         2 => len <= BISECT_MAX_LEN && k.saturating_mul(BISECT_RATIO_16) >= len,
         _ => false,
     };
-    large_k && matches!(<T as Sealed>::KEY_FORM, UNSIGNED | SIGNED) && len >= BISECT_MIN_LEN && 2 * k <= len
+    let keys = match <T as Sealed>::KEY_FORM {
+        UNSIGNED | SIGNED => true,
+        // f16 and bf16, keyed first ([`keyed_bisected`]).
+        FLOAT => size_of::<T>() == 2,
+        _ => false,
+    };
+    large_k && keys && len >= BISECT_MIN_LEN && 2 * k <= len
 }
 
 /// Entries [`collect_below`] holds (4 KiB of packed entries).
 const COLLECTED: usize = COLLECT_BYTES / size_of::<u64>();
 
-/// A row of 8- or 16-bit integers with a large K ([`bisects`]) on `V`'s lanes of their width: its exact
+/// A row of 8- or 16-bit keys with a large K ([`bisects`]) on `V`'s lanes of their width: its exact
 /// K-th key by bisection ([`kth_by_bisection`]), everything at or below it collected
 /// ([`collect_below`]) and ordered (8- and 16-bit keys counted into their order, see there). False,
 /// having reported nothing, where the row is not one for it or `V` has no such lanes, the K-th key is
@@ -215,18 +227,44 @@ pub(crate) fn select_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     emit: &mut Emit<'_, T>,
 ) -> bool {
     match <T as Sealed>::KEY_FORM {
-        UNSIGNED => bisected::<V, S, T, E, UNSIGNED>(row, k, flip, emit),
-        SIGNED => bisected::<V, S, T, E, SIGNED>(row, k, flip, emit),
+        UNSIGNED => bisected::<V, S, T, E, UNSIGNED, T>(row, k, flip, emit),
+        SIGNED => bisected::<V, S, T, E, SIGNED, T>(row, k, flip, emit),
+        FLOAT if const { size_of::<T>() == 2 } => keyed_bisected::<V, S, T, E>(row, k, flip, emit),
         _ => false,
     }
 }
 
+/// f16 and bf16 rows for [`bisected`]: their keys (SPEC §2's order: -0 as +0, every NaN above +inf and
+/// equal) written to 16-bit integers on the stack (1 KiB; the loop vectorises), which are bisected as
+/// u16. Only positions come out, and the outputs read the row's own values: NaN payloads and the sign
+/// of zero stay as they were. Their raw bits in 16-bit lanes would not do: the filter's lane tests pass
+/// negative NaNs (see `lanes::half_limit`), where a bisection's counts must be exact.
 #[inline(always)]
-fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+fn keyed_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
     k: usize,
     flip: u64,
     emit: &mut Emit<'_, T>,
+) -> bool {
+    let mut keys = [0u16; BISECT_MAX_LEN];
+    let Some(keys) = keys.get_mut(..row.len()) else {
+        return false;
+    };
+    for (key, &value) in keys.iter_mut().zip(row) {
+        // T's key is 16 bits wide (the caller's `size_of` check).
+        *key = crate::element::ordered_key(value, 0) as u16;
+    }
+    bisected::<V, S, u16, E, UNSIGNED, T>(keys, k, flip, emit)
+}
+
+/// [`select_bisected`] on a row of keys of the kind `KIND`, reporting to the outputs of `O` (T itself,
+/// or the float type a row of u16 keys was made from).
+#[inline(always)]
+fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8, O: Element>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    emit: &mut Emit<'_, O>,
 ) -> bool {
     // `bisects` again, though the caller checked it: its bounds on the row and K, known here, took 50
     // instructions off each row of 256 u8 with K = 32 (2%).
@@ -242,7 +280,7 @@ fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     // outputs without it, 6% slower). No more: the slots are written before the collection (a network
     // pads with them), and writing 4 KiB for every row of 256 u8 cost 25%.
     let room = 2 * (k + k / 4 + 32).min(row.len());
-    kth < map.ones && collect_below::<V, S, T, E, KIND, true>(row, k, flip, &map, kth + 1, room, emit)
+    kth < map.ones && collect_below::<V, S, T, E, KIND, true, O>(row, k, flip, &map, kth + 1, room, emit)
 }
 
 /// Rows whose entries fit this many bytes (512 elements of up to 32 bits, 256 of 64) are selected whole
@@ -421,7 +459,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         // Under the pieces' bound at most 4 K: more means the bound did not hold on this row (long runs
         // of one value, say), and the rest is left to the filter or `whole_row` early.
         let capacity = if pieces_cap.is_some() { 4 * k } else { SHORT_CAP };
-        if collect_below::<V, S, T, E, KIND, false>(row, k, flip, map, cap, capacity, emit) {
+        if collect_below::<V, S, T, E, KIND, false, T>(row, k, flip, map, cap, capacity, emit) {
             return;
         }
     }

@@ -84,14 +84,22 @@ fn written<T: Copy>(slots: &mut [MaybeUninit<T>], len: usize, value: T) -> &mut 
 // frame, the debug stack test passed its bound.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(super) fn collect_below<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8, const COUNTED: bool>(
+pub(super) fn collect_below<
+    V: Vector,
+    S: Sorter,
+    T: Element,
+    E: Entry,
+    const KIND: u8,
+    const COUNTED: bool,
+    O: Element,
+>(
     row: &[T],
     k: usize,
     flip: u64,
     map: &KeyMap,
     cap: u64,
     capacity: usize,
-    emit: &mut Emit<'_, T>,
+    emit: &mut Emit<'_, O>,
 ) -> bool {
     let n = row.len();
     let block = V::LANES * UNROLL;
