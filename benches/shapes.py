@@ -2,10 +2,11 @@
 """Shapes that shared/bench/peers.py leaves out, beside ONNX Runtime and NumPy: builds of `topk bench`
 (best of two medians each, alternated) and the peers through peers.py's own functions, one table.
 Sets: `nonlast`, a non-last axis with K above 16; `argmax`, K = 1 (and 2) on many short rows; `medium`,
-K above 16 on short rows; `narrow`, u8 keys with K from 8 to half the row.
+K above 16 on short rows; `narrow`, u8 keys with K from 8 to half the row; `halves`, f16 rows with K
+from a sixth to half of them.
 
 Usage (the peers' venv of BENCHMARKS.md):
-  /tmp/peers/bin/python benches/shapes.py [--set nonlast|argmax|medium|narrow] [--peers ../shared/bench] BIN [BIN ...]
+  /tmp/peers/bin/python benches/shapes.py [--set nonlast|argmax|medium|narrow|halves] [--peers ../shared/bench] BIN [BIN ...]
   e.g. /tmp/peers/bin/python benches/shapes.py --set argmax /tmp/topk-before target/release/examples/topk
 """
 import argparse, json, os, subprocess, sys
@@ -62,7 +63,18 @@ NARROW = [
     ((1, 1000000), 1, 1000, "uint8", "u8"),
     ((1, 1000000), 1, 100000, "uint8", "u8"),
 ]
-SETS = {"nonlast": NONLAST, "argmax": ARGMAX, "medium": MEDIUM, "narrow": NARROW}
+# f16 rows with K a large part of them, which the SIMD engines key into u16 and bisect (64 to 512
+# elements, K from n/6 to n/2), and their neighbours either side.
+HALVES = [
+    ((4096, 256), 1, 32, "float16", "f16"),
+    ((4096, 256), 1, 43, "float16", "f16"),
+    ((4096, 256), 1, 64, "float16", "f16"),
+    ((4096, 256), 1, 128, "float16", "f16"),
+    ((2048, 512), 1, 100, "float16", "f16"),
+    ((2048, 512), 1, 256, "float16", "f16"),
+    ((1024, 1024), 1, 200, "float16", "f16"),
+]
+SETS = {"nonlast": NONLAST, "argmax": ARGMAX, "medium": MEDIUM, "narrow": NARROW, "halves": HALVES}
 
 def ours(binary, shape, axis, k, dtype):
     out = subprocess.run([binary, "bench", "--shape", ",".join(map(str, shape)), "--dtype", dtype, "--axis",

@@ -273,13 +273,13 @@ fn f64_collected_rows_on_stack() -> u64 {
     i.iter().sum::<u64>()
 }
 
-/// bf16 rows of 512 with K = 128 through `topk_on_stack::<128>`: the SIMD engines key the row into 1 KiB
-/// of u16 on the stack, bisect for the K-th key, collect up to 384 entries into the short rows' 6 KiB
-/// of stack and count them into order (2 KiB of counters). The integers' bisection is the same path
-/// without the keys.
+/// bf16 rows of 1024 with K = 128 through `topk_on_stack::<128>`: the SIMD engines key the row into
+/// 2 KiB of u16 on the stack, bisect for the K-th key, collect up to 384 entries into the short rows'
+/// 6 KiB of stack and count them into order (2 KiB of counters). The integers' bisection is the same
+/// path without the keys.
 fn bf16_bisected_rows_on_stack() -> u64 {
     const ROWS: usize = 8;
-    const LEN: usize = 512;
+    const LEN: usize = 1024;
     const K: usize = 128;
     let x: Vec<bf16> = data(LEN * ROWS).iter().map(|&b| bf16::from_bits(b as u16)).collect();
     let (mut v, mut i) = (vec![bf16::ZERO; K * ROWS], vec![0u32; K * ROWS]);
@@ -354,7 +354,7 @@ const CALLS: [Call; 13] = [
     ),
     ("u64 Accumulator::push of long chunks, K = 64", u64_accumulator_pushes),
     (
-        "bf16 rows of 512, K = 128, topk_on_stack::<128> (keyed, bisected)",
+        "bf16 rows of 1024, K = 128, topk_on_stack::<128> (keyed, bisected)",
         bf16_bisected_rows_on_stack,
     ),
 ];

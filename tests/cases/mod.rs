@@ -376,7 +376,8 @@ pub fn counted<T: Bits>(seed: u64, check: &mut impl Check) {
 }
 
 /// Short rows of 8- and 16-bit keys with K a large part of them (64 to 512 elements; K from 21 for
-/// 8-bit keys and n/6 for 16-bit ones, up to n/2; 8-bit rows up to 2048 where they would be counted):
+/// 8-bit keys and n/6 for 16-bit ones, up to n/2; 8-bit rows up to 2048 where they would be counted,
+/// 16-bit ones up to 1024 from n/12 while K is below 180):
 /// the SIMD engines find the exact K-th key by bisection and count the gathered into order (16-bit keys
 /// from K = 65); f16 and bf16 are keyed into u16 first, so their NaNs (either sign, any payload) and
 /// zeros must come out as the row holds them. Each pattern's ties, including rows whose K-th key is the
@@ -387,12 +388,25 @@ pub fn bisected<T: Bits>(seed: u64, check: &mut impl Check) {
     let lengths: &[usize] = if cfg!(miri) {
         &[64, 200]
     } else {
-        &[63, 64, 100, 255, 256, 300, 511, 512, 513, 1000]
+        &[63, 64, 100, 255, 256, 300, 511, 512, 513, 1000, 1024, 1025]
     };
     for &n in lengths {
         for pattern in PATTERNS {
             let data = make::<T>(&mut rng, 3 * n, pattern);
-            let ks = [21, 22, n / 6, n / 6 + 1, 64, 65, n / 2, n / 2 + 1];
+            let ks = [
+                21,
+                22,
+                n / 12,
+                n / 12 + 1,
+                n / 6,
+                n / 6 + 1,
+                64,
+                65,
+                179,
+                180,
+                n / 2,
+                n / 2 + 1,
+            ];
             for k in ks.into_iter().filter(|&k| (1..=n).contains(&k)) {
                 let direction = direction(&mut rng);
                 check.check(&data, 3, false, k, direction);

@@ -51,11 +51,12 @@
 //! - short rows with K > 16 that neither bound settles are selected whole from a buffer of 4 KiB on
 //!   the stack ([`whole_row`]): the filter would pass most of their elements;
 //! - short rows (64 to 512) of 8- and 16-bit integers with a large K (8-bit above 20, 16-bit from n/6,
-//!   up to n/2; 8-bit rows up to 2048 where they would be counted) find their exact K-th key by
-//!   bisection over the key's bits, each probe a count of the lanes below it ([`kth_by_bisection`]),
-//!   collect what is at or below it and count those into order ([`select_bisected`]), where counting
-//!   the whole row kept 256 counters a row (4096 rows of 256 u8 with K = 32: 2.00 to 1.22 ms); f16
-//!   and bf16 rows the same, keyed into u16 on the stack first ([`keyed_bisected`]);
+//!   up to n/2; 8-bit rows up to 2048 where they would be counted, 16-bit up to 1024 from n/12) find
+//!   their exact K-th key by bisection over the key's bits, each probe a count of the lanes below it
+//!   ([`kth_by_bisection`]), collect what is at or below it and count those into order
+//!   ([`select_bisected`]), where counting the whole row kept 256 counters a row (4096 rows of 256 u8
+//!   with K = 32: 2.00 to 1.22 ms); f16 and bf16 rows the same, keyed into u16 on the stack first
+//!   ([`keyed_bisected`]);
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,
 //!   then the first position holding it; no candidates, no sort (rows of 40 f32: 3.2x faster);
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
@@ -177,15 +178,20 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
 /// rows of 256 f16, K = 43 3.20 to 2.76, K = 64 6.44 to 2.93, K = 128 7.11 to 4.87; their crossover
 /// with the filter is near n / 7 (K = 38: 2.82 filtered, 2.71 bisected; K = 32: 2.10 against 2.22), close
 /// enough to keep the integers' n / 6.
+/// 16-bit rows of 513 to [`BISECT_MAX_LEN_16`] from n / [`BISECT_RATIO_16_LONG`], with K up to 179 (the
+/// collection's room): 1024 rows of 1024 f16, K = 100 2.28 to 1.97, K = 150 5.77 to 2.20 (u16 5.20 to
+/// 2.08), but K = 64 1.24 to 1.57; 768 rows of 768, K = 80 1.41 to 1.21, K = 60 0.83 to 0.94.
 /// Above n / 2 the outputs are most of the row, and counting it (no bisection, no collection) was
 /// 5-10% faster (256 u8, K = 160 to 250); with K of 17 to 20, 8-bit rows tied with the prefix bound or
 /// lost; 16-bit rows with K below n / 6 kept the filter's speed (K = 32 of 256: 1.9 against 2.2), and
 /// tied with it at n / 8.
 const BISECT_MIN_LEN: usize = 64;
 const BISECT_MAX_LEN: usize = 512;
+const BISECT_MAX_LEN_16: usize = 1024;
 const BISECT_MAX_LEN_8: usize = 2048;
 const BISECT_MIN_K_8: usize = 20;
 const BISECT_RATIO_16: usize = 6;
+const BISECT_RATIO_16_LONG: usize = 12;
 
 /// Whether a contiguous row of `len` elements of T with this K is one for [`select_bisected`]: 8- and
 /// 16-bit integers, f16 and bf16.
@@ -196,7 +202,14 @@ pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
         // Longer 8-bit rows where they would be counted, with K up to three quarters of the
         // collection's 512 entries (a quarter left for the K-th key's ties).
         1 => len <= BISECT_MAX_LEN_8 && crate::histogram::suits::<T>(len, k) && 4 * k <= 3 * COLLECTED,
-        2 => len <= BISECT_MAX_LEN && k.saturating_mul(BISECT_RATIO_16) >= len,
+        2 if len <= BISECT_MAX_LEN => k.saturating_mul(BISECT_RATIO_16) >= len,
+        // Longer 16-bit rows from n / 12, while what the K-th key leaves (K and a quarter for ties,
+        // twice: the count's copy) fits the collection.
+        2 => {
+            len <= BISECT_MAX_LEN_16
+                && k.saturating_mul(BISECT_RATIO_16_LONG) >= len
+                && 2 * (k + k / 4 + 32) <= COLLECTED
+        }
         _ => false,
     };
     let keys = match <T as Sealed>::KEY_FORM {
@@ -235,7 +248,7 @@ pub(crate) fn select_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
 }
 
 /// f16 and bf16 rows for [`bisected`]: their keys (SPEC §2's order: -0 as +0, every NaN above +inf and
-/// equal) written to 16-bit integers on the stack (1 KiB; the loop vectorises), which are bisected as
+/// equal) written to 16-bit integers on the stack (2 KiB; the loop vectorises), which are bisected as
 /// u16. Only positions come out, and the outputs read the row's own values: NaN payloads and the sign
 /// of zero stay as they were. Their raw bits in 16-bit lanes would not do: the filter's lane tests pass
 /// negative NaNs (see `lanes::half_limit`), where a bisection's counts must be exact.
@@ -246,7 +259,7 @@ fn keyed_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     flip: u64,
     emit: &mut Emit<'_, T>,
 ) -> bool {
-    let mut keys = [0u16; BISECT_MAX_LEN];
+    let mut keys = [0u16; BISECT_MAX_LEN_16];
     let Some(keys) = keys.get_mut(..row.len()) else {
         return false;
     };
