@@ -98,6 +98,16 @@ pub(crate) enum Engine {
 }
 
 impl Engine {
+    /// Whether this engine's vectors are 512 bits wide (AVX-512's): 16-bit keys are counted from a
+    /// larger K there (`histogram::suits`).
+    pub(crate) fn wide(self) -> bool {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
+        if let Engine::Avx512(_) = self {
+            return true;
+        }
+        false
+    }
+
     /// The engine behind a concrete backend (not `Auto`, not `Naive`), if this CPU and build have it.
     pub(crate) fn new(backend: Backend) -> Option<Engine> {
         match backend {

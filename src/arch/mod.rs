@@ -140,7 +140,7 @@ impl Engine {
         // Not under a cap: counting reads every element whatever the cap, where the filter under a K-th
         // key carried from earlier chunks passes few (1024-element u8 chunks with K = 100: 5.7 µs a chunk
         // counted).
-        if crate::histogram::suits::<T>(seq.len(), k) && seq.cap().is_none() {
+        if crate::histogram::suits::<T>(seq.len(), k, self.wide()) && seq.cap().is_none() {
             // Counting: no comparisons to vectorise, so one algorithm serves every engine.
             return crate::histogram::select(seq, k, flip, buffer, emit);
         }

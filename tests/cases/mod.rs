@@ -360,14 +360,14 @@ pub fn every_f16_bit_pattern(seed: u64, check: &mut impl Check) {
 }
 
 /// K a large part of a long row: 8- and 16-bit keys are counted instead of filtered (from K = n/24 + 16
-/// and n/5), with and without room for the second copy the 16-bit path sorts into (n >= 2K), on contiguous
+/// and n/10, AVX-512's 16-bit keys from n/5), with and without room for the second copy the 16-bit path sorts into (n >= 2K), on contiguous
 /// and strided rows.
 pub fn counted<T: Bits>(seed: u64, check: &mut impl Check) {
     let mut rng = Rng(seed | 1);
     let n = if cfg!(miri) { 300 } else { 2048 + rng.below(64) as usize };
     for pattern in PATTERNS {
         let data = make::<T>(&mut rng, 2 * n, pattern);
-        for k in [n / 24 + 17, n / 5 + 1, n / 2 - 1, n / 2 + 1, n] {
+        for k in [n / 24 + 17, n / 10, n / 10 + 1, n / 5 + 1, n / 2 - 1, n / 2 + 1, n] {
             let direction = direction(&mut rng);
             check.check(&data[..n], 1, false, k, direction);
             check.check(&data, 2, true, k, direction);

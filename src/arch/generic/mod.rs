@@ -201,7 +201,7 @@ pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
         1 if len <= BISECT_MAX_LEN => k > BISECT_MIN_K_8,
         // Longer 8-bit rows where they would be counted, with K up to three quarters of the
         // collection's 512 entries (a quarter left for the K-th key's ties).
-        1 => len <= BISECT_MAX_LEN_8 && crate::histogram::suits::<T>(len, k) && 4 * k <= 3 * COLLECTED,
+        1 => len <= BISECT_MAX_LEN_8 && crate::histogram::suits::<T>(len, k, false) && 4 * k <= 3 * COLLECTED,
         2 if len <= BISECT_MAX_LEN => k.saturating_mul(BISECT_RATIO_16) >= len,
         // Longer 16-bit rows from n / 12, while what the K-th key leaves (K and a quarter for ties,
         // twice: the count's copy) fits the collection.
