@@ -41,14 +41,19 @@ use crate::sequence::Sequence;
 /// 1.3 ms for 1M u8 in two passes, 5 ms for 1M f16 in four), the filter grows with K; measured on 1M
 /// uniform rows (AVX-512) they cross near K = n/32 for 8-bit keys and K = n/5 for 16-bit ones.
 ///
-/// 16-bit keys on the other engines from n/10 ([`RATIO_16_NARROW`]): on AVX2 (Zen 3, ms, filtered
-/// against counted) 4 x 1M u16 with K = n/8 20.6 against 15.2, K = 90 000 (n/12) 15.5 against 14.8;
-/// 1024 x 1024 f16 with K = 190 6.78 against 4.37; 256 x 4096 u16 with K = 512 5.00 against 3.71; 64 x
-/// 16384 i16 with K = 1400 (n/12) 3.87 against 3.62. AVX-512, with twice the lanes a compare, keeps its
-/// own measurement (not repeated since).
+/// 16-bit keys on the other engines from n/10 ([`RATIO_16_NARROW`]) in rows longer than
+/// [`SHORT_16`]: on AVX2 (Zen 3, ms, filtered against counted) 4 x 1M u16 with K = n/8 20.6 against
+/// 15.2, K = 90 000 (n/12) 15.5 against 14.8; 1024 x 1024 f16 with K = 190 6.78 against 4.37; 256 x 4096
+/// u16 with K = 512 5.00 against 3.71; 64 x 16384 i16 with K = 1400 (n/12) 3.87 against 3.62. AVX-512,
+/// with twice the lanes a compare, keeps its own measurement (not repeated since).
 const RATIO_8: usize = 24;
 const RATIO_16: usize = 5;
 const RATIO_16_NARROW: usize = 10;
+
+/// 16-bit rows up to this long keep [`RATIO_16`] on every engine: a count walks 256 buckets twice, as
+/// much as such a row, and these rows' large K are bisected anyway (`generic::bisects`), their smaller
+/// K filtered (4096 x 256 f16 with K = 32: 2.15 ms filtered, 6.15 counted).
+const SHORT_16: usize = 512;
 
 /// K that 8-bit keys need above `len / RATIO_8` to be counted. A row's count also walks all 256
 /// buckets, as long as a short row itself, while the filter scans such keys 32 a compare (AVX2, 8-bit
@@ -70,7 +75,7 @@ const BUCKETS: usize = 256;
 pub(crate) fn suits<T: Element>(len: usize, k: usize, wide: bool) -> bool {
     let (ratio, extra) = match <T::Key as Key>::BITS {
         8 => (RATIO_8, EXTRA_K_8),
-        16 if wide => (RATIO_16, 0),
+        16 if wide || len <= SHORT_16 => (RATIO_16, 0),
         16 => (RATIO_16_NARROW, 0),
         _ => return false,
     };
