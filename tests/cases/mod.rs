@@ -360,8 +360,8 @@ pub fn every_f16_bit_pattern(seed: u64, check: &mut impl Check) {
 }
 
 /// K a large part of a long row: 8- and 16-bit keys are counted instead of filtered (from K = n/24 + 16
-/// and n/10, AVX-512's 16-bit keys from n/5), with and without room for the second copy the 16-bit path sorts into (n >= 2K), on contiguous
-/// and strided rows.
+/// and n/10, AVX-512's 16-bit keys from n/5), with and without room for the second copy the 16-bit path
+/// sorts into (n >= 2K), on contiguous and strided rows.
 pub fn counted<T: Bits>(seed: u64, check: &mut impl Check) {
     let mut rng = Rng(seed | 1);
     let n = if cfg!(miri) { 300 } else { 2048 + rng.below(64) as usize };

@@ -40,8 +40,8 @@ macro_rules! simd_engine {
                 unsafe { engine_select(seq, k, flip, buffer, emit) }
             }
 
-            /// A row of 8- or 16-bit integers under its exact K-th key, found by bisection on
-            /// this ISA's lanes of their width (`generic::select_bisected`); false, having reported
+            /// A row of 8- or 16-bit keys (f16 and bf16 keyed first) under its exact K-th key, found
+            /// by bisection on this ISA's lanes of their width (`generic::select_bisected`); false, having reported
             /// nothing, where the row is not one for it.
             pub(crate) fn select_bisected<T: $crate::element::Element, E: $crate::entry::Entry>(
                 self,

@@ -193,8 +193,8 @@ const BISECT_MIN_K_8: usize = 20;
 const BISECT_RATIO_16: usize = 6;
 const BISECT_RATIO_16_LONG: usize = 12;
 
-/// Whether a contiguous row of `len` elements of T with this K is one for [`select_bisected`]: 8- and
-/// 16-bit integers, f16 and bf16.
+/// Whether a contiguous row of `len` elements of T with this K is one for [`select_bisected`]: every
+/// element type of 8 and 16 bits (integers; f16 and bf16, keyed first by [`keyed_bisected`]).
 #[inline(always)]
 pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
     let large_k = match size_of::<T>() {
@@ -212,13 +212,7 @@ pub(crate) fn bisects<T: Element>(len: usize, k: usize) -> bool {
         }
         _ => false,
     };
-    let keys = match <T as Sealed>::KEY_FORM {
-        UNSIGNED | SIGNED => true,
-        // f16 and bf16, keyed first ([`keyed_bisected`]).
-        FLOAT => size_of::<T>() == 2,
-        _ => false,
-    };
-    large_k && keys && len >= BISECT_MIN_LEN && 2 * k <= len
+    large_k && len >= BISECT_MIN_LEN && 2 * k <= len
 }
 
 /// Entries [`collect_below`] holds (4 KiB of packed entries).
