@@ -128,11 +128,10 @@ impl Engine {
         // to it).
         if generic::bisects::<T>(seq.len(), k)
             && seq.cap().is_none()
-            && let Some(row) = seq.contiguous()
             && by_engine!(self,
                 scalar => false,
                 portable => false,
-                token => token.select_bisected::<T, E>(row, k, flip, emit),
+                token => seq.contiguous().is_some_and(|row| token.select_bisected::<T, E>(row, k, flip, emit)),
             )
         {
             return;
@@ -186,7 +185,14 @@ impl Engine {
     /// The group minima's bound of an integer row of 8 to 32 bits on this engine's lanes, and the
     /// number of groups (`None` for the scalar engine, or where the bound gives none).
     #[cfg(test)]
-    #[cfg_attr(miri, allow(unused_variables))] // only the SIMD arms, which miri builds lack, read them
+    // Only the SIMD arms read them, and targets without SIMD engines (and miri builds) lack them.
+    #[cfg_attr(
+        not(any(
+            all(target_arch = "x86_64", target_feature = "sse2", not(miri)),
+            all(target_arch = "aarch64", target_feature = "neon", not(miri))
+        )),
+        allow(unused_variables)
+    )]
     pub(crate) fn minima_bound<T: Element>(
         self,
         row: &[T],
@@ -211,7 +217,14 @@ impl Engine {
     /// The engine's sorter on a few packed words (`Sorter::sort_few`): whether it sorted them (`None`
     /// for the scalar and portable engines, whose sorter has no such way).
     #[cfg(test)]
-    #[cfg_attr(miri, allow(unused_variables))] // only the SIMD arms, which miri builds lack, read them
+    // Only the SIMD arms read them, and targets without SIMD engines (and miri builds) lack them.
+    #[cfg_attr(
+        not(any(
+            all(target_arch = "x86_64", target_feature = "sse2", not(miri)),
+            all(target_arch = "aarch64", target_feature = "neon", not(miri))
+        )),
+        allow(unused_variables)
+    )]
     pub(crate) fn sort_few(
         self,
         words: &[u64],

@@ -227,6 +227,14 @@ const COLLECTED: usize = COLLECT_BYTES / size_of::<u64>();
 /// An engine entry of its own (`simd_engine!`'s `select_bisected`), not a branch of the filter: inlined
 /// there, the bisection's code made the filter's own short rows of these types 5% slower.
 #[inline(always)]
+// The SIMD engines' alone: dead (with what only it calls) where none is compiled.
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", target_feature = "sse2", not(miri)),
+        all(target_arch = "aarch64", target_feature = "neon", not(miri))
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn select_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
     k: usize,

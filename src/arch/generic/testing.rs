@@ -50,6 +50,14 @@ pub(super) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut
 /// check_narrow_lanes` calls it with the engine's features, where `V` has the narrow lanes. Then the
 /// bisection over them ([`check_bisection`]).
 #[inline(always)]
+// The SIMD engines' alone: dead (with what only it calls) where none is compiled.
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", target_feature = "sse2", not(miri)),
+        all(target_arch = "aarch64", target_feature = "neon", not(miri))
+    )),
+    allow(dead_code)
+)]
 pub(crate) fn check_narrow_lanes<V: Vector>() {
     let lanes = 2 * V::LANES;
     let edges = [
