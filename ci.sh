@@ -23,6 +23,8 @@ as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 packages=()
 command -v qemu-aarch64 >/dev/null || packages+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null || packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+command -v arm-linux-gnueabihf-gcc >/dev/null || packages+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
+command -v qemu-system-arm >/dev/null || packages+=(qemu-system-arm)
 command -v arm-none-eabi-size >/dev/null || packages+=(binutils-arm-none-eabi)
 command -v cc >/dev/null || packages+=(gcc)
 ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || packages+=(mesa-vulkan-drivers)
@@ -34,13 +36,15 @@ if ((${#packages[@]})); then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}"
 fi
 rustup component add rustfmt clippy
-rustup target add aarch64-unknown-linux-gnu thumbv7em-none-eabihf x86_64-unknown-none
+rustup target add aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf thumbv7em-none-eabihf x86_64-unknown-none
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 rustup component add miri rust-src --toolchain nightly
 
 export CARGO_TERM_COLOR=never
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_LINKER=arm-linux-gnueabihf-gcc
+export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUNNER="qemu-arm -L /usr/arm-linux-gnueabihf"
 export RUSTDOCFLAGS="-D warnings"
 # Cargo.toml keeps line tables in release builds for profiling; CI's release builds (aarch64 tests, the
 # example, benches) need none, and skip their cost.
@@ -64,6 +68,10 @@ cargo clippy -p topk-kernels --no-default-features --all-targets -- -D warnings
 
 step "clippy (aarch64)"
 cargo clippy -p topk-kernels --target aarch64-unknown-linux-gnu --all-targets --all-features -- -D warnings
+
+step "clippy (the firmware target, thumbv7em: no SIMD engine, 32-bit usize)"
+# What only the SIMD engines use is dead there: the host's and aarch64's lints cannot see it.
+cargo clippy -p topk-kernels --no-default-features --target thumbv7em-none-eabihf -- -D warnings
 
 step "tests (host, every feature: kernel, C ABI, GPU on lavapipe, CLI, doctests)"
 # tests/cli.rs runs the example this command builds, here and in the capped runs (see `topk()` there).
@@ -105,6 +113,12 @@ done
 # which this build does not compile: criterion, clap, npyz and theirs, for aarch64 in release.
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="--cfg topk_tests_only" \
     cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --release --lib "${aarch64_tests[@]}" --features rayon
+
+step "tests (32-bit ARM under qemu: armv7, the portable engine on a 32-bit usize, as firmware has it)"
+# The same files as aarch64's, in release for qemu's sake; no NEON in this target's baseline, so
+# `Backend::Auto` is the portable engine, as on the Cortex-M firmware target.
+CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUSTFLAGS="--cfg topk_tests_only" \
+    cargo test -p topk-kernels --target armv7-unknown-linux-gnueabihf --release --lib "${aarch64_tests[@]}"
 
 step "C ABI: the C test program, and the static library for the firmware target"
 # The static library the test step built (`run_c_tests.sh` alone builds one with default features:

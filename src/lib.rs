@@ -68,7 +68,9 @@
 //! `core`'s bounded selection and sort. `tests/stack.rs` runs the heaviest calls on a 16 KiB thread
 //! (optimised builds, measured with the AVX2 engine and, under qemu, NEON; AVX-512's frames are larger,
 //! about 20 KiB from its disassembly, and the test allows it 32 KiB; an unoptimised build needs up to
-//! 340 KiB: it keeps every SIMD temporary in a stack slot of its own).
+//! 340 KiB: it keeps every SIMD temporary in a stack slot of its own). On a Cortex-M4F (the portable
+//! engine), the 64 best of 1000 f32 through `topk_on_stack::<64, ..>` took about 4.6 KiB beside the
+//! caller's arrays and the 2 KiB buffer (`firmware/`, measured on QEMU by `ci.sh`).
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
 
 mod accumulator;

@@ -1,9 +1,15 @@
 //! A bare-metal Cortex-M4F image (`thumbv7em-none-eabihf`) that runs topk-kernels without `std`, an
 //! allocator or a runtime crate: a reset vector, a panic handler and two calls to `topk_on_stack`.
 //!
-//! It exists to prove, in CI, that the kernel crate builds and links for a microcontroller, and to
-//! measure what it costs in flash (`arm-none-eabi-size`; the budget is in ci/robustness.sh). Build:
-//! `cargo build --release --target thumbv7em-none-eabihf` in this folder.
+//! It exists to prove, in CI, that the kernel crate builds, links and runs on a microcontroller, and to
+//! measure what it costs in flash (`arm-none-eabi-size`; the budget is in ci/robustness.sh) and in
+//! stack. Build: `cargo build --release --target thumbv7em-none-eabihf` in this folder.
+//!
+//! With the `qemu` feature the image also paints the free RAM below the stack before the example and
+//! finds the lowest word the example overwrote after it (the stack's high-water mark), then reports
+//! both results through Arm semihosting and exits: `ci/robustness.sh` runs it on QEMU's Netduino Plus 2
+//! (an STM32F405, Cortex-M4F). Without a debugger or an emulator to answer it, a semihosting call stops
+//! the core, so the plain image leaves it out.
 #![no_std]
 #![no_main]
 
@@ -17,17 +23,31 @@ use topk_kernels::{Direction, Error, View, ViewMut, topk_on_stack};
 #[unsafe(no_mangle)]
 pub static VECTOR_TABLE: [unsafe extern "C" fn() -> !; 1] = [reset];
 
-/// Where the core starts: initialise RAM, run the example, then idle. A debugger reads `PASSED`.
+/// Where the core starts: enable the FPU, initialise RAM, run the example, then idle (a debugger reads
+/// `PASSED`), or with `qemu`, report and exit.
 ///
 /// # Safety
 /// Only the hardware calls it, once, out of reset, with the stack pointer from the vector table.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn reset() -> ! {
-    // SAFETY: this is the first code to run; nothing has read .data or .bss yet.
+    // SAFETY: the first code to run, before any floating-point instruction.
+    unsafe { enable_fpu() };
+    // SAFETY: nothing has read .data or .bss yet.
     unsafe { init_ram() };
+    // SAFETY: .bss is initialised, and nothing lives below this frame yet.
+    #[cfg(feature = "qemu")]
+    unsafe {
+        qemu::paint_stack()
+    };
     let passed = matches!(example(), Ok(true));
     // SAFETY: single-threaded, no interrupts enabled: nothing else touches PASSED.
     unsafe { core::ptr::addr_of_mut!(PASSED).write_volatile(passed as u32) };
+    // SAFETY: painted above, and the example has returned; QEMU answers the semihosting calls.
+    #[cfg(feature = "qemu")]
+    unsafe {
+        qemu::report(passed, qemu::stack_used())
+    };
+    #[cfg(not(feature = "qemu"))]
     loop {
         core::hint::spin_loop();
     }
@@ -35,6 +55,21 @@ pub unsafe extern "C" fn reset() -> ! {
 
 /// 1 once the example ran and matched its expected output (in .bss, so 0 until then).
 static mut PASSED: u32 = 0;
+
+/// Gives the FPU's coprocessors (CP10, CP11) full access: they are off out of reset, and the hard-float
+/// ABI's first floating-point instruction would fault (what cortex-m-rt's reset handler does for
+/// `eabihf` targets).
+///
+/// # Safety
+/// Call before any floating-point instruction, in privileged mode (as out of reset).
+unsafe fn enable_fpu() {
+    /// The Coprocessor Access Control Register of the System Control Block.
+    const CPACR: *mut u32 = 0xE000_ED88 as *mut u32;
+    // SAFETY: CPACR is a word-aligned register of every Cortex-M4F, writable in privileged mode.
+    unsafe { CPACR.write_volatile(CPACR.read_volatile() | 0xF << 20) };
+    // SAFETY: barriers only: the next instruction sees the new access rights.
+    unsafe { core::arch::asm!("dsb", "isb", options(nomem, nostack, preserves_flags)) };
+}
 
 /// Copies .data from flash and zeroes .bss (what cortex-m-rt's reset handler does).
 ///
@@ -65,8 +100,10 @@ unsafe fn init_ram() {
     }
 }
 
-/// The two calls: the 4 largest of 16 f32 logits, and the 3 smallest of each row of a 4x8 u8 image.
-/// `black_box` keeps the optimiser from computing the answers at build time.
+/// The three calls: the 4 largest of 16 f32 logits, the 3 smallest of each row of a 4x8 u8 image, and
+/// the 64 largest of 1000 pseudo-random f32 (the candidate buffer, its compactions and sort: the deepest
+/// path of the portable engine). `black_box` keeps the optimiser from computing the answers at build
+/// time.
 fn example() -> Result<bool, Error> {
     let logits: [f32; 16] = black_box([
         0.5,
@@ -114,7 +151,41 @@ fn example() -> Result<bool, Error> {
     )?;
     let u8_ok = black_box(smallest) == [0, 3, 3, 1, 1, 1, 1, 3, 6, 0, 0, 0]
         && black_box(positions) == [4, 1, 3, 0, 1, 2, 7, 6, 5, 0, 2, 4];
-    Ok(f32_ok && u8_ok)
+    Ok(f32_ok && u8_ok && long_row_ok()?)
+}
+
+/// The 64 largest of 1000 f32 from a linear congruential generator (few repeats, some ties), checked
+/// against the definition rather than a stored answer: each value is the input's at its index, in
+/// order (ties by ascending index), and nothing left out beats the last one kept.
+#[inline(never)]
+fn long_row_ok() -> Result<bool, Error> {
+    const N: usize = 1000;
+    const K: usize = 64;
+    let mut row = [0.0f32; N];
+    let mut state = black_box(0x2545_f491u32);
+    for x in &mut row {
+        state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        // 2^12 distinct values: ties among the 1000.
+        *x = (state >> 20) as f32 - 2048.0;
+    }
+    let (mut values, mut indices) = ([0.0f32; K], [0u32; K]);
+    topk_on_stack::<K, _, _, 1>(
+        View::contiguous(&row, [N])?,
+        0,
+        K,
+        Direction::Decreasing,
+        ViewMut::contiguous(&mut values, [K])?,
+        ViewMut::contiguous(&mut indices, [K])?,
+    )?;
+    let (values, indices) = (black_box(values), black_box(indices));
+    let at = |rank: usize| (values[rank], indices[rank] as usize);
+    let in_place = (0..K).all(|rank| row.get(at(rank).1) == Some(&at(rank).0));
+    let ordered =
+        (1..K).all(|rank| at(rank - 1).0 > at(rank).0 || (at(rank - 1).0 == at(rank).0 && at(rank - 1).1 < at(rank).1));
+    let (last, last_index) = at(K - 1);
+    let kept = |i: usize| indices.contains(&(i as u32));
+    let none_better = (0..N).all(|i| kept(i) || row[i] < last || (row[i] == last && i > last_index));
+    Ok(in_place && ordered && none_better)
 }
 
 #[panic_handler]
@@ -122,5 +193,105 @@ fn panic(_: &PanicInfo) -> ! {
     // The kernels never panic on a request; this only satisfies the no_std contract.
     loop {
         core::hint::spin_loop();
+    }
+}
+
+/// The QEMU run's stack measurement and report (`qemu` feature).
+#[cfg(feature = "qemu")]
+mod qemu {
+    use core::arch::asm;
+
+    unsafe extern "C" {
+        static mut _ebss: u32;
+        static _stack_start: u32;
+    }
+
+    /// What free stack is painted with.
+    const PAINT: u32 = 0x5AFE_57AC;
+
+    /// Bytes kept unpainted below the stack pointer, for this function's own frame.
+    const MARGIN: usize = 256;
+
+    /// Fills the words from the end of .bss to `MARGIN` bytes below the stack pointer with `PAINT`.
+    ///
+    /// # Safety
+    /// Nothing lives in RAM below the caller's frame (the stack grows down from the top of RAM towards
+    /// .bss, link.x).
+    #[inline(never)]
+    pub unsafe fn paint_stack() {
+        let sp: usize;
+        // SAFETY: reads the stack pointer, nothing else.
+        unsafe { asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+        let mut word = &raw mut _ebss;
+        while (word as usize) + MARGIN < sp {
+            // SAFETY: between the end of .bss and the stack pointer: free RAM (the precondition).
+            unsafe {
+                word.write_volatile(PAINT);
+                word = word.add(1);
+            }
+        }
+    }
+
+    /// Bytes of stack used since [`paint_stack`]: from the top of RAM down to the lowest word that is no
+    /// longer `PAINT`.
+    ///
+    /// # Safety
+    /// `paint_stack` ran, and the RAM from .bss's end to the stack pointer is free again.
+    pub unsafe fn stack_used() -> usize {
+        let top = &raw const _stack_start as usize;
+        let mut word = &raw const _ebss;
+        // SAFETY: from .bss's end up to the stack pointer, which lies below `top`: RAM.
+        while (word as usize) < top && unsafe { word.read_volatile() } == PAINT {
+            // SAFETY: as above.
+            word = unsafe { word.add(1) };
+        }
+        top - word as usize
+    }
+
+    /// Prints the result and the stack used through semihosting, then exits QEMU: status 0 if `passed`.
+    ///
+    /// # Safety
+    /// A semihosting host (QEMU's `-semihosting`, or a debugger) answers `bkpt 0xab`.
+    pub unsafe fn report(passed: bool, stack: usize) -> ! {
+        let mut line = [0u8; 64];
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            for &b in bytes {
+                if let Some(slot) = line.get_mut(at) {
+                    *slot = b;
+                    at += 1;
+                }
+            }
+        };
+        put(if passed {
+            b"topk-firmware: passed"
+        } else {
+            b"topk-firmware: FAILED"
+        });
+        put(b", stack used: ");
+        let mut digits = [0u8; 10];
+        let (mut rest, mut count) = (stack, 0);
+        while count == 0 || rest > 0 {
+            digits[count] = b'0' + (rest % 10) as u8;
+            (rest, count) = (rest / 10, count + 1);
+        }
+        for i in (0..count).rev() {
+            put(&digits[i..=i]);
+        }
+        put(b" bytes\n\0");
+        /// SYS_WRITE0: print a NUL-terminated string.
+        const WRITE0: usize = 0x04;
+        /// SYS_EXIT, with ADP_Stopped_ApplicationExit (QEMU exits with 0) or RunTimeErrorUnknown (1).
+        const EXIT: usize = 0x18;
+        let reason = if passed { 0x20026 } else { 0x20023 };
+        // SAFETY: the host reads the NUL-terminated `line` (the last byte put is the NUL, and `line`
+        // has room for the longest report), then stops.
+        unsafe {
+            asm!("bkpt #0xab", inout("r0") WRITE0 => _, in("r1") line.as_ptr(), options(nostack));
+            asm!("bkpt #0xab", inout("r0") EXIT => _, in("r1") reason, options(nostack));
+        }
+        loop {
+            core::hint::spin_loop();
+        }
     }
 }
