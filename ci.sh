@@ -120,13 +120,17 @@ step "tests (32-bit ARM under qemu: armv7, the portable engine on a 32-bit usize
 CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUSTFLAGS="--cfg topk_tests_only" \
     cargo test -p topk-kernels --target armv7-unknown-linux-gnueabihf --release --lib "${aarch64_tests[@]}"
 
-step "C ABI: the C test program, and the static library for the firmware target"
+step "C ABI: the C test program (host, and armv7 under qemu), and the static library for the firmware target"
 # The static library the test step built (`run_c_tests.sh` alone builds one with default features:
 # the kernel crate compiled once more, 170 s).
 TOPK_CAPI_LIB=$(artifacts_where 'm["target"]["name"] == "topk_kernels_capi" and not m["profile"]["test"]' \
     '*[f for f in m["filenames"] if f.endswith(".a")]')
 [[ -f $TOPK_CAPI_LIB ]] || { echo "no static library of the C ABI among the test step's artifacts"; exit 1; }
 TOPK_CAPI_LIB=$TOPK_CAPI_LIB capi/tests/run_c_tests.sh
+# The same C program on 32-bit ARM under qemu: the header's types where size_t and pointers are 32 bits.
+cargo build -p topk-kernels-capi --target armv7-unknown-linux-gnueabihf --release
+CC=arm-linux-gnueabihf-gcc TOPK_C_RUNNER="$CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUNNER" \
+    TOPK_CAPI_LIB=target/armv7-unknown-linux-gnueabihf/release/libtopk_kernels_capi.a capi/tests/run_c_tests.sh
 cargo rustc -p topk-kernels-capi --no-default-features --target thumbv7em-none-eabihf --crate-type staticlib
 
 step "conformance of 'topk run' against ONNX's reference TopK"
