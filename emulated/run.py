@@ -30,9 +30,13 @@ MAGIC = int.from_bytes(b"topk-emu", "little")
 # Guest physical addresses: the page tables from PML4, the program's pages from DATA on.
 PML4 = 0x10_0000
 DATA = 0x1_0000_0000
-# The stack: 16 MiB ending at STACK_TOP (the kernels' frames are bounded; tests/stack.rs).
+# The stack: 16 MiB ending at STACK_TOP (the kernels' frames are bounded; tests/stack.rs). Its top
+# PAINTED bytes are filled with PAINT before the run, and the lowest byte no longer PAINT after it is
+# the run's high-water mark.
 STACK_TOP = 0x7000_0000_0000
 STACK_BYTES = 16 << 20
+PAINTED = 1 << 20
+PAINT = 0xA5
 # Writable pages in PageMapLevel4Table.insert (0 maps a page for code).
 WRITABLE = 1
 
@@ -96,8 +100,18 @@ def segment(selector, attr):
     return s
 
 
+def stack_used(guest):
+    """Bytes from STACK_TOP down to the lowest byte of the painted stack that is no longer PAINT."""
+    for page in range(STACK_TOP - PAINTED, STACK_TOP, PAGE):
+        touched = [i for i, byte in enumerate(guest.read(page, PAGE)) if byte != PAINT]
+        if touched:
+            return STACK_TOP - (page + touched[0])
+    return 0
+
+
 def emulate(path):
-    """Runs the program at `path` to its `hlt`; returns its report's digests, one per case."""
+    """Runs the program at `path` to its `hlt`; returns its report's digests, one per case, and the
+    stack it used (bytes)."""
     entry, segments = load_segments(path)
     guest = Guest()
     for vaddr, data, memsz in segments:
@@ -107,6 +121,7 @@ def emulate(path):
     # Fresh host pages are zero (mmap): .bss needs no writes.
     for vaddr, data, _ in segments:
         guest.write(vaddr, data)
+    guest.write(STACK_TOP - PAINTED, bytes([PAINT]) * PAINTED)
 
     session = bochscpu.Session()
 
@@ -148,7 +163,7 @@ def emulate(path):
         sys.exit(f"stopped at rip {session.cpu.state.rip:#x} without a report")
     if message_len:
         sys.exit("the emulated run panicked: " + guest.read(report + 32, message_len).decode(errors="replace"))
-    return list(struct.unpack(f"<{cases}Q", guest.read(digests, 8 * cases)))
+    return list(struct.unpack(f"<{cases}Q", guest.read(digests, 8 * cases))), stack_used(guest)
 
 
 def main():
@@ -160,7 +175,7 @@ def main():
     started = time.monotonic()
     with tempfile.TemporaryFile(mode="w+") as output:
         reference = subprocess.Popen(args.reference, stdout=output)
-        got = emulate(args.avx512)
+        got, stack = emulate(args.avx512)
         emulated = time.monotonic() - started
         if reference.wait() != 0:
             sys.exit(f"the reference command failed (exit status {reference.returncode})")
@@ -175,6 +190,9 @@ def main():
     if wrong:
         sys.exit(f"{len(wrong)} of {len(want)} cases differ (tests/backends.rs runs the same walks with every engine)")
     print(f"the AVX-512 engine under emulation: all {len(want)} cases agree with the reference ({emulated:.0f} s emulated)")
+    print(f"its stack's high-water mark: {stack} bytes, the harness's frames included (painted; the deepest case)")
+    if stack >= PAINTED:
+        sys.exit(f"the stack reached the painted region's end ({PAINTED} bytes): the mark is not known")
 
 
 if __name__ == "__main__":

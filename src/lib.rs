@@ -66,8 +66,9 @@
 //! count those into order with 2 KiB of counters), plus [`topk_on_stack`]'s
 //! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than
 //! `core`'s bounded selection and sort. `tests/stack.rs` runs the heaviest calls on a 16 KiB thread
-//! (optimised builds, measured with the AVX2 engine and, under qemu, NEON; AVX-512's frames are larger,
-//! about 20 KiB from its disassembly, and the test allows it 32 KiB; an unoptimised build needs up to
+//! (optimised builds, measured with the AVX2 engine and, under qemu, NEON; AVX-512's frames are larger:
+//! the backend sweep's deepest case took 19 KiB on an emulated CPU, the harness's frames included
+//! (`emulated/`), and the test allows it 32 KiB; an unoptimised build needs up to
 //! 340 KiB: it keeps every SIMD temporary in a stack slot of its own). On a Cortex-M4F (the portable
 //! engine), the 64 best of 1000 f32 through `topk_on_stack::<64, ..>` took about 4.6 KiB beside the
 //! caller's arrays and the 2 KiB buffer (`firmware/`, measured on QEMU by `ci.sh`).
