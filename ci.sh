@@ -73,6 +73,12 @@ step "clippy (the firmware target, thumbv7em: no SIMD engine, 32-bit usize)"
 # What only the SIMD engines use is dead there: the host's and aarch64's lints cannot see it.
 cargo clippy -p topk-kernels --no-default-features --target thumbv7em-none-eabihf -- -D warnings
 
+step "the kernel crate on its minimum supported Rust (Cargo.toml's rust-version), with and without std"
+msrv=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' Cargo.toml)
+rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
+cargo "+$msrv" check -p topk-kernels --lib --all-features --target-dir target/msrv
+cargo "+$msrv" check -p topk-kernels --lib --no-default-features --target-dir target/msrv
+
 step "tests (host, every feature: kernel, C ABI, GPU on lavapipe, CLI, doctests)"
 # tests/cli.rs runs the example this command builds, here and in the capped runs (see `topk()` there).
 export TOPK_CLI="$PWD/target/debug/examples/topk"
