@@ -4,6 +4,8 @@
 //! with the hot loop over it ([`Prepared::scan`]), and the positions that pass it compressed in short rows
 //! ([`Prepared::compress_blocks`]).
 
+use core::mem::MaybeUninit;
+
 use crate::element::{Element, FLOAT_KEY, Key, SIGNED_KEY, Sealed, UNSIGNED_KEY};
 use crate::vector::Vector;
 
@@ -244,7 +246,7 @@ impl<V: Vector> Prepared<V> {
         &self,
         row: &[T],
         lanes: &Lanes<V>,
-        found: &mut [u32],
+        found: &mut [MaybeUninit<u32>],
     ) -> Option<(usize, usize)> {
         if !V::COMPRESSES {
             return Some((0, 0));
@@ -304,7 +306,7 @@ impl<V: Vector> Prepared<V> {
         &self,
         row: &[T],
         lanes: &Lanes<V>,
-        found: &mut [u32],
+        found: &mut [MaybeUninit<u32>],
     ) -> Option<(usize, usize)> {
         let block = UNROLL * V::LANES;
         let lane_bits = u64::MAX >> (64 - V::LANES);
@@ -322,7 +324,7 @@ impl<V: Vector> Prepared<V> {
                 return None;
             }
             // SAFETY: passed <= found.len() - block, so the block's positions fit from `passed` on.
-            let room = unsafe { found.as_mut_ptr().add(passed) };
+            let room = unsafe { found.as_mut_ptr().add(passed).cast::<u32>() };
             let mut filled = 0;
             let mut keep = |v: usize, bits: u64| {
                 let bits = bits & lane_bits;

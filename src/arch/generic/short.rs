@@ -3,7 +3,7 @@
 //! by the sorting network (AVX-512; AVX2 for K up to 64), by rank (AVX2, up to 32 collected:
 //! `sorter::Ranked`), or by the sorted pool's insertions (K up to 16; `core`'s sort above).
 
-use core::mem::{MaybeUninit, size_of};
+use core::mem::{MaybeUninit, align_of, size_of};
 
 use crate::candidates::{FEW, Sorter};
 use crate::element::{Element, ordered_key};
@@ -21,13 +21,24 @@ pub(super) const SHORT_CAP: usize = 64;
 /// Bytes of entries [`Space`] holds: 512 packed, 256 wide.
 pub(super) const COLLECT_BYTES: usize = 4096;
 
+/// Entries of [`Entry::LAST`] the orderings may read past the collected ones: `Sorter::sort_few` up to
+/// `FEW` lanes, the network up to a whole vector (at most `NETWORK_PAD` past the count).
+const PAD: usize = FEW;
+const NETWORK_PAD: usize = MAX_LANES / 2;
+
 /// Stack for up to [`COLLECT_BYTES`] of entries and their positions, of which only the part a row uses
-/// is written: [`SHORT_CAP`] entries under the prefix bound, 4 K under the pieces' bound. Filling all of
-/// it (6 KiB) took 9% of rows of 1024 with K = 32.
+/// is written: [`PAD`] entries of [`Entry::LAST`] before the collection (the stores long done by the
+/// time the orderings load them), the entries collected and the positions that passed. Filling all of
+/// it (6 KiB) took 9% of rows of 1024 with K = 32; filling the room the row might use (64 entries and
+/// their positions) took two calls of `memset` a row, 5% of 4096 rows of 256 f32 with K = 8 (AVX2:
+/// 0.569 to 0.543 ms).
 struct Space {
-    words: [MaybeUninit<u64>; COLLECT_BYTES / size_of::<u64>()],
+    words: [MaybeUninit<u64>; WORDS],
     found: [MaybeUninit<u32>; FOUND],
 }
+
+/// Words of entries in [`Space`]: [`COLLECT_BYTES`], and [`NETWORK_PAD`] wide entries more.
+const WORDS: usize = COLLECT_BYTES / size_of::<u64>() + 2 * NETWORK_PAD;
 
 /// Slots for the positions that pass the lanes' test: one per entry, and a block more
 /// (`compress_blocks` checks its room a block at a time).
@@ -37,35 +48,131 @@ impl Space {
     #[inline(always)]
     fn new() -> Self {
         Space {
-            words: [const { MaybeUninit::uninit() }; COLLECT_BYTES / size_of::<u64>()],
+            words: [const { MaybeUninit::uninit() }; WORDS],
             found: [const { MaybeUninit::uninit() }; FOUND],
         }
     }
 
-    /// Room for `capacity` entries (fewer if the space holds fewer), all [`Entry::LAST`], and for the
-    /// positions that pass the lanes' test (a block more: `compress_blocks` checks its room a block at a
-    /// time).
+    /// Room for `capacity` entries (fewer if [`COLLECT_BYTES`] holds fewer), the first [`PAD`] slots
+    /// [`Entry::LAST`], and for the positions that pass the lanes' test (a block more:
+    /// `compress_blocks` checks its room a block at a time), none written.
     #[inline(always)]
-    fn room<E: Entry>(&mut self, capacity: usize) -> (&mut [E], &mut [u32]) {
-        let words = written(&mut self.words, capacity * size_of::<E>() / size_of::<u64>(), u64::MAX);
-        let entries = E::from_words(words);
-        let found = written(&mut self.found, entries.len() + UNROLL * MAX_LANES, 0);
-        (entries, found)
+    fn room<E: Entry>(&mut self, capacity: usize) -> (Collected<'_, E>, &mut [MaybeUninit<u32>]) {
+        const { assert!(align_of::<E>() <= align_of::<u64>() && size_of::<E>().is_multiple_of(size_of::<u64>())) };
+        let slots = WORDS * size_of::<u64>() / size_of::<E>();
+        // SAFETY: `slots` entries of E span at most the words' bytes, E's alignment is at most the
+        // words' (asserted above), `MaybeUninit<E>` has no validity requirement, and the words are
+        // borrowed mutably for the result's lifetime.
+        let slots = unsafe { core::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<MaybeUninit<E>>(), slots) };
+        // A constant count: stores, where a count known at run time was a call of `memset`.
+        if let Some(first) = slots.first_chunk_mut::<PAD>() {
+            for slot in first {
+                slot.write(E::LAST);
+            }
+        }
+        let limit = capacity.min(COLLECT_BYTES / size_of::<E>());
+        let found = self.found.get_mut(..limit + UNROLL * MAX_LANES).unwrap_or_default();
+        (
+            Collected {
+                slots,
+                limit,
+                filled: 0,
+            },
+            found,
+        )
     }
 }
 
-/// The first `len` of `slots` (all of them if fewer), each set to `value`.
-#[inline(always)]
-fn written<T: Copy>(slots: &mut [MaybeUninit<T>], len: usize, value: T) -> &mut [T] {
-    let len = len.min(slots.len());
-    let Some(part) = slots.get_mut(..len) else {
-        return &mut [];
-    };
-    for slot in part.iter_mut() {
-        slot.write(value);
+/// Entries collected into [`Space`] in order: the first `filled` of `slots` are written (only
+/// [`push`](Self::push) and [`keep_found`](Self::keep_found) add to it), at most `limit`; the slots from
+/// `filled` to [`PAD`] hold [`Entry::LAST`].
+struct Collected<'a, E> {
+    slots: &'a mut [MaybeUninit<E>],
+    limit: usize,
+    filled: usize,
+}
+
+impl<'a, E: Entry> Collected<'a, E> {
+    /// Adds `entry` after the others; false when `limit` are collected.
+    #[inline(always)]
+    fn push(&mut self, entry: E) -> bool {
+        if self.filled >= self.limit {
+            return false;
+        }
+        let Some(slot) = self.slots.get_mut(self.filled) else {
+            return false;
+        };
+        slot.write(entry);
+        self.filled += 1;
+        true
     }
-    // SAFETY: every slot of `part` was written just above; `MaybeUninit<T>` has the layout of `T`.
-    unsafe { &mut *(core::ptr::from_mut::<[MaybeUninit<T>]>(part) as *mut [T]) }
+
+    /// The elements of `row` at the positions in `found`, keyed, added after the others: by
+    /// [`above_zero_key`] where `ABOVE_ZERO` (the lane test passed only floats above +0 and NaNs), else
+    /// by the whole transform. All of them, or none and false when more than `limit` would be collected.
+    ///
+    /// Every one kept, even a key the lane test passed at or above the cap (f16 bits tested against
+    /// `x < v` pass negative NaNs): it sorts after the K below the cap the bound guarantees, so it is
+    /// never reported. No branch on the key: a short row's ten survivors cost half the instructions they
+    /// took with the check (4096 rows of 256 f32 with K = 8, AVX2: with the shorter key, 0.579 to 0.551
+    /// ms); and one check of the room for all, where [`push`](Self::push) checks each.
+    #[inline(always)]
+    fn keep_found<T: Element, const ABOVE_ZERO: bool>(
+        &mut self,
+        row: &[T],
+        found: &[u32],
+        flip: u64,
+        map: &KeyMap,
+    ) -> bool {
+        let end = self.filled + found.len();
+        let Some(free) = self.slots.get_mut(self.filled..end).filter(|_| end <= self.limit) else {
+            return false;
+        };
+        // A loop, not an iterator's adapters: those are compiled without the engine's target features,
+        // and were calls.
+        for (slot, &p) in free.iter_mut().zip(found) {
+            let p = p as usize;
+            // Every position is in the row (the compress's); were one not, its entry would sort last.
+            let entry = match row.get(p) {
+                Some(&value) if ABOVE_ZERO => E::new(above_zero_key(value, flip, map), p),
+                Some(&value) => E::new(ordered_key(value, flip), p),
+                None => E::LAST,
+            };
+            slot.write(entry);
+            self.filled += 1;
+        }
+        true
+    }
+
+    /// The entries collected, then [`Entry::LAST`] up to `pad` past them (fewer where the slots end) or
+    /// up to [`PAD`] (the room's), whichever is further.
+    #[inline(always)]
+    fn padded(self, pad: usize) -> &'a mut [E] {
+        let filled = self.filled.min(self.slots.len());
+        let end = filled.saturating_add(pad).min(self.slots.len());
+        if end > PAD {
+            for slot in self.slots.get_mut(filled..end).unwrap_or_default() {
+                slot.write(E::LAST);
+            }
+        }
+        let written = self.slots.get_mut(..end.max(PAD)).unwrap_or_default();
+        // SAFETY: the slots below `filled` were written by `push` and `keep_found` (the only code that moves
+        // `filled`, and by the slots each wrote), those from `filled` to PAD by `Space::room` (the slots
+        // have more than PAD: WORDS holds COLLECT_BYTES and more), and those from PAD to `end` just
+        // above; `MaybeUninit<E>` has the layout of E.
+        unsafe { &mut *(core::ptr::from_mut::<[MaybeUninit<E>]>(written) as *mut [E]) }
+    }
+}
+
+/// The first `passed` of `found`, each stored by the compress: `compress_blocks` and `collect_below`'s
+/// tail store each vector's `LANES` positions from the count so far and move it on by those that passed
+/// (at most `LANES`), so every slot below the final count was stored.
+#[inline(always)]
+fn stored(found: &[MaybeUninit<u32>], passed: usize) -> &[u32] {
+    let stored = found.get(..passed).unwrap_or_default();
+    // SAFETY: see above: the caller's `passed` is the compress's count; `MaybeUninit<u32>` has the layout
+    // of u32.
+    unsafe { &*(core::ptr::from_ref::<[MaybeUninit<u32>]>(stored) as *const [u32]) }
 }
 
 /// A row the prefix bound read whole (or the pieces' bound, or the exact K-th key of a short row of 8-
@@ -104,11 +211,10 @@ pub(super) fn collect_below<
     let n = row.len();
     let block = V::LANES * UNROLL;
     let mut space = Space::new();
-    let (entries, found) = space.room::<E>(capacity);
-    let mut count = 0;
+    let (mut collected, found) = space.room::<E>(capacity);
     if n < block {
         for (position, &value) in row.iter().enumerate() {
-            if !keep_below::<E>(entries, &mut count, cap, ordered_key(value, flip), position) {
+            if !keep_below(&mut collected, cap, ordered_key(value, flip), position) {
                 return false;
             }
         }
@@ -139,7 +245,7 @@ pub(super) fn collect_below<
                     let lane_bits = bits >> (v * V::LANES) & (u64::MAX >> (64 - V::LANES));
                     let positions = V::compress_iota(lane_bits, v).add(V::splat(start as u64));
                     // SAFETY: `free` holds LANES u32s.
-                    unsafe { positions.store_positions(free.as_mut_ptr()) };
+                    unsafe { positions.store_positions(free.as_mut_ptr().cast()) };
                     passed += lane_bits.count_ones() as usize;
                 }
                 position = start + block;
@@ -147,16 +253,15 @@ pub(super) fn collect_below<
             if passed < k {
                 return false;
             }
-            let found = found.get(..passed).unwrap_or_default();
+            let found = stored(found, passed);
             let kept = if const { matches!(KIND, NATIVE_FLOAT | HALF | BRAIN) } && prepared.above_zero {
-                keep_found::<T, E, true>(row, found, entries, flip, map)
+                collected.keep_found::<T, true>(row, found, flip, map)
             } else {
-                keep_found::<T, E, false>(row, found, entries, flip, map)
+                collected.keep_found::<T, false>(row, found, flip, map)
             };
             if !kept {
                 return false;
             }
-            count = found.len();
         } else {
             let mut position = 0;
             while position < n {
@@ -164,7 +269,7 @@ pub(super) fn collect_below<
                 while bits != 0 {
                     let p = start + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    if !keep_below::<E>(entries, &mut count, cap, ordered_key(row[p], flip), p) {
+                    if !keep_below(&mut collected, cap, ordered_key(row[p], flip), p) {
                         return false;
                     }
                 }
@@ -173,6 +278,7 @@ pub(super) fn collect_below<
         }
     }
     // The bound leaves at least K below `cap`; checked, so that only collected entries are reported.
+    let count = collected.filled;
     if count < k {
         return false;
     }
@@ -184,9 +290,11 @@ pub(super) fn collect_below<
         2 => k > 64,
         _ => false,
     };
-    if COUNTED && counts && crate::histogram::report_gathered(entries, count, k, emit) {
-        return true;
+    if COUNTED && counts {
+        // The count's copy goes to the room past the collected (16-bit keys).
+        return crate::histogram::report_gathered(collected.padded(count), count, k, emit);
     }
+    let entries = collected.padded(NETWORK_PAD);
     let packed = matches!(E::buffer(entries), Buffer::Packed(_));
     // A few collected: sorted by the sorter's own way for so few, where it has one.
     let mut sorted = [0; FEW];
@@ -207,7 +315,7 @@ pub(super) fn collect_below<
         best.report(emit);
         return true;
     }
-    // The slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding. Wide
+    // The `PAD` slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding. Wide
     // entries (and AVX2's, whose network pads its own loads) go to a sort of the collected ones.
     let sorted = if S::NETWORK && packed {
         count.next_multiple_of(MAX_LANES / 2).min(entries.len())
@@ -220,53 +328,13 @@ pub(super) fn collect_below<
     true
 }
 
-/// The elements of `row` at the positions in `found`, keyed into the first `found.len()` of `entries`:
-/// by [`above_zero_key`] where `ABOVE_ZERO` (the lane test passed only floats above +0 and NaNs), else
-/// by the whole transform. False when `entries` has fewer slots (or a position is past the row).
-///
-/// Every one kept, even a key the lane test passed at or above `cap` (f16 bits tested against `x < v`
-/// pass negative NaNs): it sorts after the K below `cap` the bound guarantees, so it is never reported.
-/// No count carried from one to the next, and no branch on the key: a short row's ten survivors cost
-/// half the instructions they took with the check (4096 rows of 256 f32 with K = 8, AVX2: with the
-/// shorter key, 0.579 to 0.551 ms).
-#[inline(always)]
-fn keep_found<T: Element, E: Entry, const ABOVE_ZERO: bool>(
-    row: &[T],
-    found: &[u32],
-    entries: &mut [E],
-    flip: u64,
-    map: &KeyMap,
-) -> bool {
-    let Some(entries) = entries.get_mut(..found.len()) else {
-        return false;
-    };
-    for (slot, &p) in entries.iter_mut().zip(found) {
-        let p = p as usize;
-        let Some(&value) = row.get(p) else { return false };
-        let key = if ABOVE_ZERO {
-            above_zero_key(value, flip, map)
-        } else {
-            ordered_key(value, flip)
-        };
-        *slot = E::new(key, p);
-    }
-    true
-}
-
-/// Adds `key` at `position` to `entries[count..]` if it is below `cap`; false when they are full.
+/// Adds `key` at `position` to `collected` if it is below `cap`; false when it is full.
 /// A function, not a closure: LLVM left the closure out of line once the filter around it grew, a call
 /// per survivor (5% on rows of 256 with K = 8).
 #[inline(always)]
-fn keep_below<E: Entry>(entries: &mut [E], count: &mut usize, cap: u64, key: u64, position: usize) -> bool {
+fn keep_below<E: Entry>(collected: &mut Collected<'_, E>, cap: u64, key: u64, position: usize) -> bool {
     // The lane test may pass more than the keys below cap (f16 and bf16 keyed in the lanes do not).
-    if key < cap {
-        let Some(slot) = entries.get_mut(*count) else {
-            return false;
-        };
-        *slot = E::new(key, position);
-        *count += 1;
-    }
-    true
+    key >= cap || collected.push(E::new(key, position))
 }
 
 /// K = 1 on a row of at least `LANES` elements: the best key (the smallest of the minima of groups that
