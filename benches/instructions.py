@@ -13,6 +13,8 @@ nothing about the loads' waits, and a timing (`benches/ab.py`) is still needed.
 of the kernel, whatever the run does once (data, warm-up, reference check). Each instruction's count is
 put on the first source line of this crate that its inlined frames name, outside the ISA files (whose
 intrinsic wrappers would otherwise take every vector instruction), and the lines are listed by count.
+Instructions outside the binary (the C library's memset and memcpy, which the compiler calls for
+fills and copies of a length known at run time) are listed by function on a line of their own.
 Needs valgrind and binutils' addr2line, and a BIN with line tables (the release profile keeps them).
 """
 
@@ -39,11 +41,28 @@ def callgrind(binary, case, reps, out):
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def counts(path):
-    """Instructions executed at each address (self cost only: a call's inclusive line is skipped)."""
-    by_address = collections.Counter()
+def counts(path, binary):
+    """Instructions executed at each address of `binary` (self cost only: a call's inclusive line is
+    skipped), and in other objects (the C library's memset, say) by function name."""
+    by_address, elsewhere = collections.Counter(), collections.Counter()
+    names = {"ob": {}, "fn": {}}
+    ours, function = True, "?"
     after_call = False
     for line in open(path):
+        kind, _, rest = line.partition("=")
+        if kind in ("ob", "fn", "cob", "cfn", "cfi", "cfl", "fl", "fi", "fe"):
+            # Compressed names: "(id) name" the first time, "(id)" after.
+            match = re.match(r"\((\d+)\)(?: (.*))?", rest.strip())
+            if match and kind in ("ob", "fn", "cob", "cfn"):
+                table = names["ob" if kind in ("ob", "cob") else "fn"]
+                if match.group(2) is not None:
+                    table[match.group(1)] = match.group(2)
+                name = table.get(match.group(1), "?")
+                if kind == "ob":
+                    ours = os.path.realpath(name) == os.path.realpath(binary)
+                elif kind == "fn":
+                    function = name
+            continue
         if line.startswith("calls="):
             after_call = True
             continue
@@ -54,8 +73,11 @@ def counts(path):
             after_call = False
             continue
         if len(fields) >= 3 and fields[0].startswith("0x"):
-            by_address[int(fields[0], 16)] += int(fields[2])
-    return by_address
+            if ours:
+                by_address[int(fields[0], 16)] += int(fields[2])
+            else:
+                elsewhere[function] += int(fields[2])
+    return by_address, elsewhere
 
 
 # Sources that are not the crate's: the toolchain's library and the registry's crates.
@@ -102,8 +124,10 @@ def main():
         once, more = os.path.join(tmp, "once"), os.path.join(tmp, "more")
         callgrind(args.binary, args.case, 1, once)
         callgrind(args.binary, args.case, 1 + args.reps, more)
-        base, total = counts(once), counts(more)
+        (base, base_elsewhere), (total, total_elsewhere) = counts(once, args.binary), counts(more, args.binary)
     per_call = {a: (c - base.get(a, 0)) / args.reps for a, c in total.items() if c > base.get(a, 0)}
+    libraries = {f: (c - base_elsewhere.get(f, 0)) / args.reps for f, c in total_elsewhere.items()}
+    libraries = {f: c for f, c in libraries.items() if c >= 100}
     lines = source_lines(args.binary, sorted(per_call))
     by_line, harness = collections.Counter(), 0.0
     for address, count in per_call.items():
@@ -118,6 +142,10 @@ def main():
         elements *= int(size)
     print(f"{args.case}: {kernel:,.0f} instructions a call in the crate, {kernel / elements:.2f} an element"
           f" (the harness's floor and timing: {harness:,.0f} more)")
+    if libraries:
+        # Calls out of the binary (memset and memcpy, mostly): the crate's too, and invisible by line.
+        listed = ", ".join(f"{f} {c:,.0f}" for f, c in sorted(libraries.items(), key=lambda x: -x[1])[:4])
+        print(f"  in other objects: {sum(libraries.values()):,.0f} a call ({listed})")
     for line, count in by_line.most_common(args.top):
         print(f"{count:14,.0f} {100 * count / kernel:5.1f}%  {line}")
 
