@@ -15,8 +15,8 @@ use crate::data_type::DataType;
 
 mod sealed {
     use crate::backend::Engine;
-    use crate::entry::{Buffer, Emit, SideOutputs};
-    use crate::sequence::{Sequence, Side};
+    use crate::entry::{Buffer, Rows, SideOutputs};
+    use crate::sequence::Side;
 
     pub trait Sealed {
         /// How [`Element::key`](super::Element::key) makes the key from the bits: one of
@@ -36,26 +36,12 @@ mod sealed {
     // the crate, so nothing there can call its methods.
     #[allow(private_interfaces)]
     pub trait Engines: Sized {
-        /// `Engine::select` for this type on packed entries.
-        fn select_packed(
-            engine: Engine,
-            seq: &Sequence<'_, Self>,
-            k: usize,
-            flip: u64,
-            buffer: &mut [u64],
-            emit: &mut Emit<'_, Self>,
-        );
+        /// `Engine::select_rows` for this type on packed entries.
+        fn select_packed(engine: Engine, rows: &mut Rows<'_, '_, Self>, k: usize, flip: u64, buffer: &mut [u64]);
 
-        /// `Engine::select` for this type on wide entries. A method of its own so that a target where
-        /// every entry packs (32-bit `usize`, keys of up to 32 bits) links none of it.
-        fn select_wide(
-            engine: Engine,
-            seq: &Sequence<'_, Self>,
-            k: usize,
-            flip: u64,
-            buffer: &mut [[u64; 2]],
-            emit: &mut Emit<'_, Self>,
-        );
+        /// `Engine::select_rows` for this type on wide entries. A method of its own so that a target
+        /// where every entry packs (32-bit `usize`, keys of up to 32 bits) links none of it.
+        fn select_wide(engine: Engine, rows: &mut Rows<'_, '_, Self>, k: usize, flip: u64, buffer: &mut [[u64; 2]]);
 
         /// `Engine::select_side` for this type.
         fn select_side(

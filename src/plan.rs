@@ -15,7 +15,7 @@ use core::ptr::NonNull;
 use crate::arch;
 use crate::backend::{Backend, Engine};
 use crate::element::{Direction, Element, Key};
-use crate::entry::{Buffer, Emit, Entry, IndexWords, LaneStarts, Outputs, SideOutputs, Slots, packs_in_one_word};
+use crate::entry::{Buffer, Emit, Entry, IndexWords, LaneStarts, Outputs, Rows, SideOutputs, Slots, packs_in_one_word};
 use crate::error::Error;
 use crate::index::Index;
 use crate::sequence::{Sequence, Side};
@@ -237,12 +237,12 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
     fn with_buffer<E: Entry>(&mut self, engine: Engine, sequences: Range<usize>, scratch: &mut [u64], needed: usize) {
         let Some(inner) = self.side_by_side(engine, scratch.len()) else {
             let buffer = E::from_words(&mut scratch[..needed]);
-            let mut one =
-                |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_, T>| engine.select(seq, k, flip, buffer, emit);
             if self.tiny_rows(engine, sequences.len()) {
+                let mut one =
+                    |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_, T>| engine.select(seq, k, flip, buffer, emit);
                 return self.each_tiny(sequences, engine, &mut one);
             }
-            return self.each_sequence(sequences, &mut one);
+            return self.each_run(sequences, engine, buffer);
         };
         // Runs of neighbouring sequences side by side, one per lane; what a run leaves, one at a time.
         let mut next = sequences.start;
@@ -404,6 +404,45 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
             }
         }
         number
+    }
+
+    /// Selects `sequences` with `engine` in runs along the innermost dimension (other than the axis)
+    /// that has more than one: one call of the engine a run ([`Rows`]), where the walk called it for
+    /// each sequence.
+    fn each_run<E: Entry>(&mut self, sequences: Range<usize>, engine: Engine, buffer: &mut [E]) {
+        let axis = self.axis;
+        let sizes = &self.input.layout().sizes;
+        let flip = self.direction.flip::<T::Key>();
+        let inner = (0..MAX_RANK).rev().find(|&d| d != axis && sizes[d] > 1);
+        let mut number = sequences.start;
+        while number < sequences.end {
+            let coord = coordinates(sizes, axis, number);
+            let count = inner.map_or(1, |d| sizes[d] - coord[d]).min(sequences.end - number);
+            let [start, values_start, indices_start] = self.addresses(&coord);
+            let [step, values_step, indices_step] = inner.map_or([0; 3], |d| {
+                [
+                    self.input.layout().strides[d],
+                    self.values.strides[d],
+                    self.indices.strides[d],
+                ]
+            });
+            // SAFETY: `coord` has 0 on the axis, and moved `row < count` along `inner` it stays a
+            // coordinate (count <= sizes[inner] - coord[inner]), the sequence `number + row`: its input
+            // address is `start` moved `row` steps, its outputs' those of `coord` moved as many, validated
+            // for every rank < k along the axis and written by this plan alone (plans split by `split_at`
+            // cover disjoint sequences). The index type holds every position of a sequence.
+            let mut rows = unsafe {
+                Rows::new(
+                    self.sequence(start),
+                    count,
+                    step,
+                    self.slots_from([values_start, indices_start]),
+                    [values_step, indices_step],
+                )
+            };
+            engine.select_rows(&mut rows, self.k, flip, buffer);
+            number += count;
+        }
     }
 
     /// Walks `sequences` in order, lets `select` report each one's positions, and writes the outputs.

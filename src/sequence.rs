@@ -31,6 +31,19 @@ impl<'a, T: Copy> Sequence<'a, T> {
         }
     }
 
+    /// The sequence whose positions are this one's moved `by` elements of `data` (its length, stride
+    /// and cap).
+    ///
+    /// # Safety
+    /// The moved sequence meets [`new`](Self::new)'s precondition.
+    #[inline(always)]
+    pub(crate) unsafe fn moved(&self, by: isize) -> Self {
+        Sequence {
+            start: self.start + by,
+            ..*self
+        }
+    }
+
     /// The same sequence, for a caller that has no use for keys at or above `cap` (ordered keys, as
     /// [`ordered_key`](crate::element::ordered_key) makes them): an engine may then report fewer than K,
     /// only the first K of those below `cap`, or ignore the cap and report the first K as usual. An

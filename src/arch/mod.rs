@@ -28,7 +28,7 @@ pub(crate) mod aarch64;
 
 use crate::backend::Engine;
 use crate::element::{Element, Engines, Key};
-use crate::entry::{Buffer, Emit, Entry, SideOutputs, packs_in_one_word};
+use crate::entry::{Buffer, Emit, Entry, Rows, SideOutputs, packs_in_one_word};
 use crate::sequence::{Sequence, Side};
 
 /// The largest K the engines read side by side (one sequence per lane, each lane's best K sorted in
@@ -87,10 +87,22 @@ impl Engine {
         buffer: &mut [E],
         emit: &mut Emit<'_, T>,
     ) {
+        self.select_rows(&mut Rows::one(seq, emit), k, flip, buffer);
+    }
+
+    /// [`select`](Self::select) for each of `rows`, in one call of the engine where it can.
+    #[inline]
+    pub(crate) fn select_rows<T: Element, E: Entry>(
+        self,
+        rows: &mut Rows<'_, '_, T>,
+        k: usize,
+        flip: u64,
+        buffer: &mut [E],
+    ) {
         // `E::buffer` is one variant per entry type: the match is decided where this is inlined.
         match E::buffer(buffer) {
-            Buffer::Packed(words) => T::select_packed(self, seq, k, flip, words, emit),
-            Buffer::Wide(pairs) => T::select_wide(self, seq, k, flip, pairs, emit),
+            Buffer::Packed(words) => T::select_packed(self, rows, k, flip, words),
+            Buffer::Wide(pairs) => T::select_wide(self, rows, k, flip, pairs),
         }
     }
 
@@ -113,41 +125,52 @@ impl Engine {
         }
     }
 
-    /// [`select`](Self::select)'s body, instantiated by [`Engines`]' methods alone.
+    /// [`select_rows`](Self::select_rows)'s body, instantiated by [`Engines`]' methods alone.
     #[inline]
     pub(crate) fn select_here<T: Element, E: Entry>(
         self,
-        seq: &Sequence<'_, T>,
+        rows: &mut Rows<'_, '_, T>,
         k: usize,
         flip: u64,
         buffer: &mut [E],
-        emit: &mut Emit<'_, T>,
     ) {
+        let first = rows.first();
         // Short rows of 8- and 16-bit keys with a large K (f16 and bf16 keyed first): under their exact
         // K-th key where the engine has lanes of their width (not under a caller's cap: the filter keeps
         // to it).
-        if generic::bisects::<T>(seq.len(), k)
-            && seq.cap().is_none()
-            && by_engine!(self,
-                scalar => false,
-                portable => false,
-                token => seq.contiguous().is_some_and(|row| token.select_bisected::<T, E>(row, k, flip, emit)),
-            )
-        {
-            return;
-        }
+        let bisected = generic::bisects::<T>(first.len(), k) && first.cap().is_none();
         // Not under a cap: counting reads every element whatever the cap, where the filter under a K-th
         // key carried from earlier chunks passes few (1024-element u8 chunks with K = 100: 5.7 µs a chunk
         // counted).
-        if crate::histogram::suits::<T>(seq.len(), k, self.wide()) && seq.cap().is_none() {
-            // Counting: no comparisons to vectorise, so one algorithm serves every engine.
-            return crate::histogram::select(seq, k, flip, buffer, emit);
+        let counted = crate::histogram::suits::<T>(first.len(), k, self.wide()) && first.cap().is_none();
+        if !bisected && !counted {
+            // The filter: every row in one call of a SIMD engine.
+            return by_engine!(self,
+                scalar => each_row(rows, |seq, emit| scalar::select(seq, k, flip, buffer, emit)),
+                portable => each_row(rows, |seq, emit| all::portable::select(seq, k, flip, buffer, emit)),
+                token => token.select(rows, k, flip, buffer),
+            );
         }
-        by_engine!(self,
-            scalar => scalar::select(seq, k, flip, buffer, emit),
-            portable => all::portable::select(seq, k, flip, buffer, emit),
-            token => token.select(seq, k, flip, buffer, emit),
-        )
+        each_row(rows, |seq, emit| {
+            if bisected
+                && by_engine!(self,
+                    scalar => false,
+                    portable => false,
+                    token => seq.contiguous().is_some_and(|row| token.select_bisected::<T, E>(row, k, flip, emit)),
+                )
+            {
+                return;
+            }
+            if counted {
+                // Counting: no comparisons to vectorise, so one algorithm serves every engine.
+                return crate::histogram::select(seq, k, flip, buffer, emit);
+            }
+            by_engine!(self,
+                scalar => scalar::select(seq, k, flip, buffer, emit),
+                portable => all::portable::select(seq, k, flip, buffer, emit),
+                token => token.select(&mut Rows::one(seq, emit), k, flip, buffer),
+            )
+        });
     }
 
     /// Runs the sorting network on this engine's 64-bit lanes (`None` for the scalar engine, which has
@@ -321,32 +344,34 @@ impl Engine {
     }
 }
 
+/// Each of `rows` in turn, to `select` with where its answer goes.
+#[inline(always)]
+fn each_row<T: Copy>(rows: &mut Rows<'_, '_, T>, mut select: impl FnMut(&Sequence<'_, T>, &mut Emit<'_, T>)) {
+    let mut row = 0;
+    while let Some((seq, mut emit)) = rows.row(row) {
+        select(&seq, &mut emit);
+        row += 1;
+    }
+}
+
 /// Implements [`Engines`] for each type: `Engine`'s dispatch and (where SIMD engines are) the plan's
 /// walk, instantiated here and nowhere else.
 macro_rules! engines_compiled_here {
     ($($t:ty),*) => {$(
         #[allow(private_interfaces)] // as on `Engines`
         impl Engines for $t {
-            fn select_packed(
-                engine: Engine,
-                seq: &Sequence<'_, $t>,
-                k: usize,
-                flip: u64,
-                buffer: &mut [u64],
-                emit: &mut Emit<'_, $t>,
-            ) {
-                engine.select_here(seq, k, flip, buffer, emit)
+            fn select_packed(engine: Engine, rows: &mut Rows<'_, '_, $t>, k: usize, flip: u64, buffer: &mut [u64]) {
+                engine.select_here(rows, k, flip, buffer)
             }
 
             fn select_wide(
                 engine: Engine,
-                seq: &Sequence<'_, $t>,
+                rows: &mut Rows<'_, '_, $t>,
                 k: usize,
                 flip: u64,
                 buffer: &mut [[u64; 2]],
-                emit: &mut Emit<'_, $t>,
             ) {
-                engine.select_here(seq, k, flip, buffer, emit)
+                engine.select_here(rows, k, flip, buffer)
             }
 
             fn select_side(
