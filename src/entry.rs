@@ -225,19 +225,9 @@ impl<'a, 'e, T: Copy> Rows<'a, 'e, T> {
         &self.first
     }
 
-    /// Each sequence in turn, to `select` with where its answer goes.
-    #[inline(always)]
-    pub(crate) fn each(&mut self, mut select: impl FnMut(&Sequence<'a, T>, &mut Emit<'_, T>)) {
-        let mut row = 0;
-        while let Some((seq, mut emit)) = self.row(row) {
-            select(&seq, &mut emit);
-            row += 1;
-        }
-    }
-
     /// Sequence `row` (`None` from `count` on), and where its answer goes.
     #[inline(always)]
-    fn row(&mut self, row: usize) -> Option<(Sequence<'a, T>, Emit<'_, T>)> {
+    pub(crate) fn row(&mut self, row: usize) -> Option<(Sequence<'a, T>, Emit<'_, T>)> {
         if row >= self.count {
             return None;
         }

@@ -144,9 +144,14 @@ impl Engine {
         // counted).
         let counted = crate::histogram::suits::<T>(first.len(), k, self.wide()) && first.cap().is_none();
         if !bisected && !counted {
-            return self.filter_rows(rows, k, flip, buffer);
+            // The filter: every row in one call of a SIMD engine.
+            return by_engine!(self,
+                scalar => each_row(rows, |seq, emit| scalar::select(seq, k, flip, buffer, emit)),
+                portable => each_row(rows, |seq, emit| all::portable::select(seq, k, flip, buffer, emit)),
+                token => token.select(rows, k, flip, buffer),
+            );
         }
-        rows.each(|seq, emit| {
+        each_row(rows, |seq, emit| {
             if bisected
                 && by_engine!(self,
                     scalar => false,
@@ -160,18 +165,12 @@ impl Engine {
                 // Counting: no comparisons to vectorise, so one algorithm serves every engine.
                 return crate::histogram::select(seq, k, flip, buffer, emit);
             }
-            self.filter_rows(&mut Rows::one(seq, emit), k, flip, buffer);
+            by_engine!(self,
+                scalar => scalar::select(seq, k, flip, buffer, emit),
+                portable => all::portable::select(seq, k, flip, buffer, emit),
+                token => token.select(&mut Rows::one(seq, emit), k, flip, buffer),
+            )
         });
-    }
-
-    /// The filter on each of `rows`: every row in one call of a SIMD engine.
-    #[inline(always)]
-    fn filter_rows<T: Element, E: Entry>(self, rows: &mut Rows<'_, '_, T>, k: usize, flip: u64, buffer: &mut [E]) {
-        by_engine!(self,
-            scalar => rows.each(|seq, emit| scalar::select(seq, k, flip, buffer, emit)),
-            portable => rows.each(|seq, emit| all::portable::select(seq, k, flip, buffer, emit)),
-            token => token.select(rows, k, flip, buffer),
-        )
     }
 
     /// Runs the sorting network on this engine's 64-bit lanes (`None` for the scalar engine, which has
@@ -342,6 +341,16 @@ impl Engine {
             portable => all::portable::select_side::<T>(side, k, flip, buffer, emit),
             token => token.select_side::<T>(side, k, flip, buffer, emit),
         )
+    }
+}
+
+/// Each of `rows` in turn, to `select` with where its answer goes.
+#[inline(always)]
+fn each_row<T: Copy>(rows: &mut Rows<'_, '_, T>, mut select: impl FnMut(&Sequence<'_, T>, &mut Emit<'_, T>)) {
+    let mut row = 0;
+    while let Some((seq, mut emit)) = rows.row(row) {
+        select(&seq, &mut emit);
+        row += 1;
     }
 }
 

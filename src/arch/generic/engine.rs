@@ -152,8 +152,12 @@ macro_rules! simd_engine {
             flip: u64,
             buffer: &mut [E],
         ) {
-            // SAFETY: the caller's: the CPU has the features.
-            rows.each(|seq, emit| unsafe { engine_select_row(seq, k, flip, buffer, emit) });
+            let mut row = 0;
+            while let Some((seq, mut emit)) = rows.row(row) {
+                // SAFETY: the caller's: the CPU has the features.
+                unsafe { engine_select_row(&seq, k, flip, buffer, &mut emit) };
+                row += 1;
+            }
         }
 
         /// One row of `engine_select`, out of line: inlined in the loop over the rows, the filter lost

@@ -318,7 +318,7 @@ pub(super) fn collect_below<
     // The `PAD` slots past `count` hold `LAST`: sorting a whole number of vectors needs no padding. Wide
     // entries (and AVX2's, whose network pads its own loads) go to a sort of the collected ones.
     let sorted = if S::NETWORK && packed {
-        count.next_multiple_of(NETWORK_PAD).min(entries.len())
+        count.next_multiple_of(MAX_LANES / 2).min(entries.len())
     } else {
         count.max(k)
     };
