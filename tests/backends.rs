@@ -132,6 +132,15 @@ per_type! {
     long_rows_f16: f16, 27;
 }
 per_type! {
+    chunked;
+    chunked_u8: u8, 61;
+    chunked_i8: i8, 62;
+    chunked_u16: u16, 63;
+    chunked_i16: i16, 64;
+    chunked_f16: f16, 65;
+    chunked_bf16: bf16, 66;
+}
+per_type! {
     counted;
     counted_u8: u8, 41;
     counted_i8: i8, 42;

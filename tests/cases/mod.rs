@@ -341,6 +341,33 @@ pub fn long<T: Bits>(seed: u64, check: &mut impl Check) {
     }
 }
 
+/// Long rows of 8- and 16-bit elements with K > 16, which the SIMD engines scan in chunks of 64 units
+/// (up to 32 KiB: AVX-512's bytes) and then push the marked units' lanes: rows of two chunks and more,
+/// where a compaction inside a chunk lowers the limit under the lanes its marks were tested against
+/// (all equal, ties, plateaus), so that the scan goes on under the new limit from the element after the
+/// one turned away.
+pub fn chunked<T: Bits>(seed: u64, check: &mut impl Check) {
+    let mut rng = Rng(seed | 1);
+    // Two of AVX-512's chunks of bytes (64 units of 512), three of its 16-bit chunks (64 units of 128):
+    // short enough for K = 17 to be dense there, and K = 50 for bytes.
+    let chunks = if T::WIDTH == 8 { 2 * 64 * 512 } else { 3 * 64 * 128 };
+    let n = if cfg!(miri) { 1000 } else { chunks + 301 };
+    for pattern in [
+        Pattern::Random,
+        Pattern::Ties,
+        Pattern::Equal,
+        Pattern::Steps,
+        Pattern::Ascending,
+        Pattern::NanMix,
+    ] {
+        let data = make::<T>(&mut rng, n, pattern);
+        // n / 256: survivors dense enough for chunks on every CPU (`cpu::exits_are_cheap`).
+        for k in [17, 50, n / 256] {
+            check.check(&data, 1, false, k, direction(&mut rng));
+        }
+    }
+}
+
 /// Every f16 bit pattern in one row (NaNs of both signs, both zeros, subnormals, infinities), in raw
 /// order and shuffled, for each of the limits the bit tests derive from them.
 pub fn every_f16_bit_pattern(seed: u64, check: &mut impl Check) {
@@ -424,6 +451,7 @@ pub fn all(check: &mut impl Check) {
     per_type!(sides: f32, 21; f64, 22; f16, 23; bf16, 24; u8, 25; i8, 26; u16, 27; i16, 28; u32, 29; i32, 30; u64, 31; i64, 32;);
     per_type!(tiny: f32, 41; f64, 42; f16, 43; bf16, 44; u8, 45; i8, 46; u16, 47; i16, 48; u32, 49; i32, 50; u64, 51; i64, 52;);
     per_type!(long: f32, 21; f64, 22; u8, 23; i16, 24; bf16, 25; i64, 26; f16, 27;);
+    per_type!(chunked: u8, 61; i8, 62; u16, 63; i16, 64; f16, 65; bf16, 66;);
     every_f16_bit_pattern(29, check);
     per_type!(counted: u8, 41; i8, 42; u16, 43; i16, 44; f16, 45; bf16, 46;);
     per_type!(bisected: u8, 51; i8, 52; u16, 53; i16, 54; f16, 55; bf16, 56;);
