@@ -85,8 +85,9 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     let mut pushed = 0usize;
     let mut prepared = Prepared::<V>::none();
     // Chunks where they can pay: 8- and 16-bit elements on SIMD engines (a constant: the chunked scan is
-    // compiled only there), with K large enough to push elements in bursts.
-    let chunked = k >= CHUNKED_MIN_K;
+    // compiled only there), with K large enough to push elements in bursts, and on CPUs whose exits are
+    // cheap only where the survivors are dense.
+    let chunked = k >= CHUNKED_MIN_K && (n < SPARSE_RATIO.saturating_mul(k) || !crate::cpu::exits_are_cheap());
     while position < n {
         let key = match limit(&candidates, cap) {
             // Filling the buffer: one element at a time, so that the vectors take over (at any alignment)
@@ -193,6 +194,12 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
 /// 64-bit elements, read at the memory's speed, lost with chunks: 32 x 128k f32 with K = 50, 0.54-0.55
 /// to 0.63-0.84 ms on Zen 3.
 const CHUNKED_MIN_K: usize = SMALL_K + 1;
+
+/// Rows at least this many times K long have survivors too sparse for chunks on CPUs whose exits are
+/// cheap ([`crate::cpu::exits_are_cheap`]): the guessed cap lets about 3 K through, one every 500
+/// elements or more, four units of 128 16-bit lanes (Zen 5: chunks lost at n / K = 1830 and 2560,
+/// tied at 1600, won at 1280 and below).
+const SPARSE_RATIO: usize = 1536;
 
 /// Offers the elements of `row` from `start` whose bits are set in `bits` (lane `i` is bit `i`), in
 /// position order; returns how many entered, and, where the bits were tested under the limit
