@@ -34,7 +34,7 @@
 //! in debug builds only: `Plan::each_tiny`'s 4 KiB tile, inlined, sat in every call's frame. Out of line,
 //! every call fits 16 KiB again, and the test command runs this test in release builds too. AVX-512's
 //! frames are larger (from the disassembly: its engine 9 KiB, its quicksort 5.7 KiB; on an emulated
-//! CPU, `emulated/run.py` found 19,736 bytes at the deepest of the backend sweep's cases, its harness's
+//! CPU, `emulated/run.py` found 19,800 bytes at the deepest of the backend sweep's cases, its harness's
 //! frames included), so where the dispatch picks it the release bound is 32 KiB.
 
 use std::process::Command;
