@@ -31,6 +31,11 @@ use crate::view::{View, ViewMut};
 /// Scratch words on the stack for [`Accumulator::push`]'s engine (2 KiB: K up to 128, 64 for 64-bit keys).
 const STACK_WORDS: usize = 256;
 
+/// Whether [`Accumulator::push`]'s engine has room on the stack for a chunk of `len` with `k`.
+pub(crate) fn engine_fits<T: Element>(len: usize, k: usize) -> bool {
+    scratch_len::<T>(len, k) <= STACK_WORDS
+}
+
 /// Elements [`Accumulator::push`] tests at once against the K-th kept key before offering any.
 const BLOCK: usize = 32;
 
@@ -258,7 +263,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
             // K of the best key, all before the chunk: nothing in it can enter.
             return true;
         }
-        if k == 0 || !engine_pays(len, k, cap.is_some(), stride == 1) || needed > STACK_WORDS {
+        if k == 0 || !engine_pays(len, k, cap.is_some(), stride == 1) || !engine_fits::<T>(len, k) {
             return false;
         }
         let Some(engine) = Engine::new(Backend::Auto.resolve()) else {

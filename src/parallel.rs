@@ -2,18 +2,26 @@
 //!
 //! ```text
 //! sequences ≥ threads:  split the plan by sequences (TopK::split_at), halves on rayon::join
+//! else, long rows, K whose candidates fit an accumulator's stack (K ≤ 128, 64 for 64-bit types):
+//!                       per sequence, cut the row into CHUNKS_PER_THREAD chunks per thread, a share of
+//!                       them per thread; each thread pushes its share's chunks from the front, then the
+//!                       other shares' from the back, into an Accumulator of its own; merge those
 //! else, long rows:      per sequence, cut the row into one piece per thread, select each piece's
 //!                       top K in parallel with the single-thread engine, merge the sorted selections
 //! else:                 one thread
 //! ```
 //! This module allocates: scratch per task and the pieces' partial results (rayon allocates anyway).
-//! Results are bit-identical to [`crate::topk()`]: each piece's selection is sorted with ties by
-//! position, and the merge takes the earlier piece's head on equal keys.
+//! Results are bit-identical to [`crate::topk()`]: accumulators give one call's result however the
+//! row was cut and whoever took each chunk, each piece's selection is sorted with ties by position,
+//! and the pieces' merge takes the earlier piece's head on equal keys.
 //!
 //! Rayon sees the work as trait objects (`Job`), not generic closures: its jobs are then compiled
 //! once, in this crate, instead of once per element type, index type and rank in every crate that calls
 //! [`topk`] (they were 60% of the command-line example's debug LLVM IR: 1.03 M lines, 48 copies each).
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::accumulator::{Accumulator, Slot};
 use crate::element::{Direction, Element, ordered_key};
 use crate::error::Error;
 use crate::index::Index;
@@ -21,15 +29,33 @@ use crate::plan::coordinates;
 use crate::topk::{TopK, topk as topk_one_thread};
 use crate::view::{View, ViewMut};
 
-/// Rows shorter than this are not worth cutting into pieces.
-const MIN_PIECE: usize = 1 << 15;
+/// Bytes of a piece of a row at least: rows of up to two pieces run on one thread. The second thread
+/// must pay for its wake-up (30-40 µs on this project's VMs): on two threads of a Xeon with 2 MiB of L2
+/// a core, 256Ki f32 with K = 100 took 0.010-0.021 ms against 0.014 on one, 512Ki (2 MiB) 0.040-0.064
+/// against 0.038, 1M f16 0.016-0.076 against 0.031, 1M u8 0.008-0.013 against 0.009; 1M f32 0.045
+/// against 0.134, 2M f16 0.037-0.093 against 0.134, 4M u8 0.032 against 0.135.
+const MIN_PIECE_BYTES: usize = 1 << 20;
+
+/// Elements of a piece of a row of `T` at least ([`MIN_PIECE_BYTES`]).
+fn min_piece<T>() -> usize {
+    MIN_PIECE_BYTES / core::mem::size_of::<T>().max(1)
+}
 
 /// Tasks of sequences per thread: many, so that the threads that start first take up the work of one
 /// still waking (36-58 µs on this project's VM, a third of a 1M-element call) and no thread waits long
 /// on the last. On 2 threads, 32 x 128k f32 with K = 50: 0.357 ms (median of five) with 4 tasks per
-/// thread, 0.329 with 16. A row's pieces are not cut finer than one per thread: each piece's filter
-/// starts with no threshold, and 1M f32 with K = 100 in 31 pieces took 0.25 ms against 0.14 in 2.
+/// thread, 0.329 with 16. A row is cut into chunks only where accumulators carry each thread's K-th key
+/// from chunk to chunk, else into one piece per thread: each piece's filter starts with no threshold,
+/// and 1M f32 with K = 100 in 31 pieces took 0.25 ms against 0.14 in 2.
 const TASKS_PER_THREAD: usize = 16;
+
+/// Chunks of a long row per thread. A thread woken late (30-40 µs on this project's VMs, a third of a
+/// 1M-element call) still takes chunks from the back of the others' shares and ends with them, awake for
+/// the next call; with one piece per thread it found nothing left, went back to sleep, and every later
+/// call ran on one thread (1.0x where two gave 3.5x). Each chunk after a thread's first is scanned under
+/// that thread's K-th key: 1M f32 with K = 100 on two threads took 0.045-0.049 ms with 4 chunks a thread
+/// against 0.036 with one piece, when both threads were awake.
+const CHUNKS_PER_THREAD: usize = 4;
 
 /// [`crate::topk()`] on the current rayon pool (install a pool to choose the thread count).
 ///
@@ -62,7 +88,7 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     let threads = rayon::current_num_threads();
     let (sequences, len) = {
         let mut plan = TopK::new(input, axis, k, direction, values.reborrow(), indices.reborrow())?;
-        if threads == 1 || (plan.sequences() < threads && plan.sequence_len() < 2 * MIN_PIECE) {
+        if threads == 1 || (plan.sequences() < threads && plan.sequence_len() <= 2 * min_piece::<T>()) {
             return plan.run(&mut vec![0; plan.scratch_len()]);
         }
         if plan.sequences() >= threads {
@@ -71,9 +97,27 @@ pub fn topk<T: Element, I: Index, const D: usize>(
         }
         (plan.sequences(), plan.sequence_len())
     };
-    debug_assert!(len >= 2 * MIN_PIECE);
+    // Chunk numbers fit a share's 32-bit halves.
+    let chunk_len = len
+        .div_ceil(threads * CHUNKS_PER_THREAD)
+        .max(min_piece::<T>() / CHUNKS_PER_THREAD)
+        .max(len.div_ceil(u32::MAX as usize));
     for sequence in 0..sequences {
-        run_pieces(&input, axis, k, direction, &mut values, &mut indices, sequence, threads)?;
+        if crate::accumulator::engine_fits::<T>(chunk_len, k) {
+            run_chunks(
+                &input,
+                axis,
+                k,
+                direction,
+                &mut values,
+                &mut indices,
+                sequence,
+                threads,
+                chunk_len,
+            )?;
+        } else {
+            run_pieces(&input, axis, k, direction, &mut values, &mut indices, sequence, threads)?;
+        }
     }
     Ok(())
 }
@@ -121,6 +165,126 @@ fn run_split<'a>(mut plan: Box<dyn Split<'a> + 'a>, grain: usize) -> Result<(), 
     a.and(b)
 }
 
+/// The chunks of one long row a thread pushes into its own accumulator while any are left: first its own
+/// share's from the front (so that, call after call, each thread reads the same part of a row kept in its
+/// cache), then the other shares' from the back.
+struct ChunkTaker<'a, 's, T: Element> {
+    accumulator: Accumulator<'s, T>,
+    row: View<'a, T, 1>,
+    chunk_len: usize,
+    shares: &'a [Share],
+    own: usize,
+}
+
+impl<T: Element> Job for ChunkTaker<'_, '_, T> {
+    fn run(&mut self) -> Result<(), Error> {
+        let ([len], [stride]) = (self.row.sizes(), self.row.layout().strides());
+        let offset = self.row.layout().offset() as isize;
+        let count = self.shares.len();
+        for turn in 0..count {
+            let Some(share) = self.shares.get((self.own + turn) % count) else {
+                break;
+            };
+            while let Some(chunk) = share.take(turn == 0) {
+                let first = chunk.saturating_mul(self.chunk_len);
+                let chunk_len = self.chunk_len.min(len.saturating_sub(first));
+                let at = offset + first as isize * stride;
+                let chunk = View::new(self.row.data(), [chunk_len], [stride], at as usize)?;
+                self.accumulator.push_at(first as u64, chunk)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A thread's share of a row's chunks: the numbers of its first and one past its last chunk not yet
+/// taken, in one word, so that its owner (from the front) and the others (from the back) take each chunk
+/// once.
+struct Share(AtomicU64);
+
+impl Share {
+    fn new(chunks: core::ops::Range<usize>) -> Self {
+        Share(AtomicU64::new(((chunks.start as u64) << 32) | chunks.end as u64))
+    }
+
+    /// The chunk taken: the first left, or the last.
+    fn take(&self, front: bool) -> Option<usize> {
+        let mut now = self.0.load(Ordering::Relaxed);
+        loop {
+            let (first, end) = (now >> 32, now & 0xffff_ffff);
+            if first >= end {
+                return None;
+            }
+            let (next, taken) = if front {
+                (now + (1 << 32), first)
+            } else {
+                (now - 1, end - 1)
+            };
+            match self
+                .0
+                .compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(taken as usize),
+                Err(seen) => now = seen,
+            }
+        }
+    }
+}
+
+/// One long sequence in chunks of `chunk_len`, taken by the threads into an accumulator each, merged and
+/// written.
+#[allow(clippy::too_many_arguments)]
+fn run_chunks<T: Element, I: Index, const D: usize>(
+    input: &View<'_, T, D>,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    values: &mut ViewMut<'_, T, D>,
+    indices: &mut ViewMut<'_, I, D>,
+    sequence: usize,
+    threads: usize,
+    chunk_len: usize,
+) -> Result<(), Error> {
+    let sizes = input.sizes();
+    let len = sizes[axis];
+    let coord = coordinates(&sizes, axis, sequence);
+    let stride = input.layout().strides()[axis];
+    let row = View::new(input.data(), [len], [stride], input.layout().address(&coord) as usize)?;
+    let chunks = len.div_ceil(chunk_len);
+    let per_share = chunks.div_ceil(threads);
+    let shares: Vec<Share> = (0..threads)
+        .map(|share| Share::new((share * per_share).min(chunks)..((share + 1) * per_share).min(chunks)))
+        .collect();
+    let mut slots = vec![vec![Slot::EMPTY; Accumulator::<T>::slots_len(k)]; threads];
+    let mut takers = Vec::with_capacity(threads);
+    for (own, slots) in slots.iter_mut().enumerate() {
+        takers.push(ChunkTaker {
+            accumulator: Accumulator::new(k, direction, slots)?,
+            row,
+            chunk_len,
+            shares: &shares,
+            own,
+        });
+    }
+    let mut jobs: Vec<&mut dyn Job> = takers.iter_mut().map(|taker| taker as &mut dyn Job).collect();
+    run_each(&mut jobs)?;
+    let mut takers = takers.into_iter();
+    // Two threads or more here: there is a first.
+    let Some(mut all) = takers.next().map(|taker| taker.accumulator) else {
+        return Ok(());
+    };
+    for taker in takers {
+        all.merge(&taker.accumulator)?;
+    }
+    let values_at = values.layout().address(&coord) as usize;
+    let indices_at = indices.layout().address(&coord) as usize;
+    let values_line = values.line(k, values.layout().strides()[axis], values_at)?;
+    all.finish(
+        values_line,
+        indices.line(k, indices.layout().strides()[axis], indices_at)?,
+    )
+}
+
 /// A piece of a long sequence, and once run its own top K: values, and positions within the piece.
 struct Piece<'a, T: Element> {
     /// The piece's first position in the sequence.
@@ -164,7 +328,7 @@ fn run_pieces<T: Element, I: Index, const D: usize>(
     let coord = coordinates(&sizes, axis, sequence);
     let stride = input.layout().strides()[axis];
     let start = input.layout().address(&coord);
-    let piece_len = len.div_ceil(threads).max(MIN_PIECE);
+    let piece_len = len.div_ceil(threads).max(min_piece::<T>());
     let mut pieces = Vec::new();
     for first in (0..len).step_by(piece_len) {
         let piece = piece_len.min(len - first);

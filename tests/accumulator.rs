@@ -201,7 +201,8 @@ fn accumulator_errors() {
 
 #[cfg(feature = "rayon")]
 mod parallel {
-    use topk_kernels::{Direction, View, ViewMut, parallel, topk};
+    use super::common::{Rng, Value, random_values};
+    use topk_kernels::{Direction, View, ViewMut, naive, parallel, topk};
 
     fn compare(sizes: [usize; 2], axis: usize, k: usize, threads: usize) {
         let n: usize = sizes.iter().product();
@@ -241,12 +242,66 @@ mod parallel {
 
     #[test]
     fn long_rows_split_into_pieces() {
+        // Rows over 2 MiB are split: K up to 128 into chunks, larger K into one piece per thread.
         for threads in [2, 3] {
-            compare([1, 200_000], 1, 100, threads);
-            compare([2, 100_000], 1, 1000, threads);
-            compare([100_000, 1], 0, 5, threads);
-            // A last piece shorter than K.
-            compare([1, 65_546], 1, 100, threads);
+            compare([1, 600_000], 1, 100, threads);
+            compare([2, 600_000], 1, 1000, threads);
+            compare([600_000, 1], 0, 5, threads);
+            // A last chunk and a last piece (on 3 threads) shorter than K.
+            compare([1, 524_298], 1, 100, threads);
+            compare([1, 524_298], 1, 1000, threads);
         }
+    }
+
+    /// One long row of random values (ties, NaNs, sorted runs) on 2-5 threads against the reference,
+    /// bit for bit: K up to the accumulators' 128 (64 for 64-bit types) is cut into chunks that the
+    /// threads take from each other's shares, larger K into one piece per thread.
+    fn random_long_rows<T: Value>(seed: u64) {
+        let mut rng = Rng::new(seed);
+        // Over 2 MiB, so that the row is split.
+        let min_len = (2 << 20) / std::mem::size_of::<T>() + 1;
+        for _ in 0..4 {
+            let len = rng.range(min_len, min_len + min_len / 2);
+            let data: Vec<T> = random_values(&mut rng, len);
+            let k = rng.pick(&[1, 8, 63, 64, 65, 100, 128, 129, 700]);
+            let direction = rng.pick(&[Direction::Decreasing, Direction::Increasing]);
+            let threads = rng.range(2, 6);
+            let (mut expected_values, mut expected_indices) = (vec![T::ZERO; k], vec![0u32; k]);
+            naive::topk(
+                View::contiguous(&data, [len]).unwrap(),
+                0,
+                k,
+                direction,
+                ViewMut::contiguous(&mut expected_values, [k]).unwrap(),
+                ViewMut::contiguous(&mut expected_indices, [k]).unwrap(),
+            )
+            .unwrap();
+            let (mut values, mut indices) = (vec![T::ZERO; k], vec![0u32; k]);
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                parallel::topk(
+                    View::contiguous(&data, [len]).unwrap(),
+                    0,
+                    k,
+                    direction,
+                    ViewMut::contiguous(&mut values, [k]).unwrap(),
+                    ViewMut::contiguous(&mut indices, [k]).unwrap(),
+                )
+            })
+            .unwrap();
+            let bits = |v: &[T]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let case = format!("len {len} k {k} {direction:?} threads {threads}");
+            assert_eq!(indices, expected_indices, "{case}");
+            assert_eq!(bits(&values), bits(&expected_values), "{case}");
+        }
+    }
+
+    #[test]
+    fn random_long_rows_of_each_width() {
+        random_long_rows::<f32>(71);
+        random_long_rows::<half::f16>(72);
+        random_long_rows::<u8>(73);
+        random_long_rows::<i64>(74);
+        random_long_rows::<f64>(75);
     }
 }
