@@ -1,7 +1,9 @@
 //! The operation on rayon's threads (feature `rayon`, which implies `std`).
 //!
 //! ```text
-//! sequences ≥ threads:  split the plan by sequences (TopK::split_at), halves on rayon::join
+//! sequences ≥ threads:  split the plan by sequences (TopK::split_at), halves on rayon::join; of fewer
+//!                       than FEW_ROWS_PER_THREAD long rows a thread, the remainder (sequences mod
+//!                       threads) cut as below where K allows chunks
 //! else, long rows, K whose candidates fit an accumulator's stack (K ≤ 128, 64 for 64-bit types):
 //!                       per sequence, cut the row into CHUNKS_PER_THREAD chunks per thread, a share of
 //!                       them per thread; each thread pushes its share's chunks from the front, then the
@@ -57,6 +59,11 @@ const TASKS_PER_THREAD: usize = 16;
 /// against 0.036 with one piece, when both threads were awake.
 const CHUNKS_PER_THREAD: usize = 4;
 
+/// Long rows a thread, fewer than which the rows left over when they are dealt out whole (one of 3 rows
+/// on 2 threads) are each cut into chunks across every thread: 3 x 1M f32 with K = 100 took 0.38 ms on
+/// two threads dealt whole (0.42 on one), 0.22-0.26 with the third row cut.
+const FEW_ROWS_PER_THREAD: usize = 4;
+
 /// [`crate::topk()`] on the current rayon pool (install a pool to choose the thread count).
 ///
 /// ```
@@ -86,24 +93,37 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     mut indices: ViewMut<'_, I, D>,
 ) -> Result<(), Error> {
     let threads = rayon::current_num_threads();
-    let (sequences, len) = {
-        let mut plan = TopK::new(input, axis, k, direction, values.reborrow(), indices.reborrow())?;
-        if threads == 1 || (plan.sequences() < threads && plan.sequence_len() <= 2 * min_piece::<T>()) {
-            return plan.run(&mut vec![0; plan.scratch_len()]);
-        }
-        if plan.sequences() >= threads {
-            let grain = plan.sequences().div_ceil(threads * TASKS_PER_THREAD);
-            return run_split(Box::new(plan), grain);
-        }
-        (plan.sequences(), plan.sequence_len())
-    };
+    let mut plan = TopK::new(input, axis, k, direction, values.reborrow(), indices.reborrow())?;
+    let (sequences, len) = (plan.sequences(), plan.sequence_len());
+    let long = len > 2 * min_piece::<T>();
+    if threads == 1 || (sequences < threads && !long) {
+        return plan.run(&mut vec![0; plan.scratch_len()]);
+    }
     // Chunk numbers fit a share's 32-bit halves.
     let chunk_len = len
         .div_ceil(threads * CHUNKS_PER_THREAD)
         .max(min_piece::<T>() / CHUNKS_PER_THREAD)
         .max(len.div_ceil(u32::MAX as usize));
-    for sequence in 0..sequences {
-        if crate::accumulator::engine_fits::<T>(chunk_len, k) {
+    let chunked = long && crate::accumulator::engine_fits::<T>(chunk_len, k);
+    let remainder = if chunked && sequences < threads * FEW_ROWS_PER_THREAD {
+        sequences % threads
+    } else {
+        0
+    };
+    let cut_from = if sequences >= threads {
+        let by_rows = sequences - remainder;
+        let grain = by_rows.div_ceil(threads * TASKS_PER_THREAD);
+        if remainder == 0 {
+            return run_split(Box::new(plan), grain);
+        }
+        let (rows, _) = plan.split_at(by_rows)?;
+        run_split(Box::new(rows), grain)?;
+        by_rows
+    } else {
+        0
+    };
+    for sequence in cut_from..sequences {
+        if chunked {
             run_chunks(
                 &input,
                 axis,

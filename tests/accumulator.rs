@@ -250,6 +250,9 @@ mod parallel {
             // A last chunk and a last piece (on 3 threads) shorter than K.
             compare([1, 524_298], 1, 100, threads);
             compare([1, 524_298], 1, 1000, threads);
+            // Rows dealt out whole, and the rows left over cut.
+            compare([threads + 1, 600_000], 1, 100, threads);
+            compare([2 * threads + 1, 600_000], 1, 50, threads);
         }
     }
 
