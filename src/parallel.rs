@@ -122,21 +122,18 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     } else {
         0
     };
+    let stride = input.layout().strides()[axis];
+    let values_step = values.layout().strides()[axis];
+    let indices_step = indices.layout().strides()[axis];
     for sequence in cut_from..sequences {
+        let coord = coordinates(&input.sizes(), axis, sequence);
+        let row = View::new(input.data(), [len], [stride], input.layout().address(&coord) as usize)?;
+        let values_line = values.line(k, values_step, values.layout().address(&coord) as usize)?;
+        let indices_line = indices.line(k, indices_step, indices.layout().address(&coord) as usize)?;
         if chunked {
-            run_chunks(
-                &input,
-                axis,
-                k,
-                direction,
-                &mut values,
-                &mut indices,
-                sequence,
-                threads,
-                chunk_len,
-            )?;
+            run_chunks(row, k, direction, threads, chunk_len, values_line, indices_line)?;
         } else {
-            run_pieces(&input, axis, k, direction, &mut values, &mut indices, sequence, threads)?;
+            run_pieces(row, k, direction, threads, values_line, indices_line)?;
         }
     }
     Ok(())
@@ -198,8 +195,7 @@ struct ChunkTaker<'a, 's, T: Element> {
 
 impl<T: Element> Job for ChunkTaker<'_, '_, T> {
     fn run(&mut self) -> Result<(), Error> {
-        let ([len], [stride]) = (self.row.sizes(), self.row.layout().strides());
-        let offset = self.row.layout().offset() as isize;
+        let [len] = self.row.sizes();
         let count = self.shares.len();
         for turn in 0..count {
             let Some(share) = self.shares.get((self.own + turn) % count) else {
@@ -208,13 +204,19 @@ impl<T: Element> Job for ChunkTaker<'_, '_, T> {
             while let Some(chunk) = share.take(turn == 0) {
                 let first = chunk.saturating_mul(self.chunk_len);
                 let chunk_len = self.chunk_len.min(len.saturating_sub(first));
-                let at = offset + first as isize * stride;
-                let chunk = View::new(self.row.data(), [chunk_len], [stride], at as usize)?;
-                self.accumulator.push_at(first as u64, chunk)?;
+                self.accumulator
+                    .push_at(first as u64, part(&self.row, first, chunk_len)?)?;
             }
         }
         Ok(())
     }
+}
+
+/// The `len` elements of `row` from position `first` on.
+fn part<'a, T: Element>(row: &View<'a, T, 1>, first: usize, len: usize) -> Result<View<'a, T, 1>, Error> {
+    let [stride] = row.layout().strides();
+    let at = row.layout().offset() as isize + first as isize * stride;
+    View::new(row.data(), [len], [stride], at as usize)
 }
 
 /// A thread's share of a row's chunks: the numbers of its first and one past its last chunk not yet
@@ -251,25 +253,18 @@ impl Share {
     }
 }
 
-/// One long sequence in chunks of `chunk_len`, taken by the threads into an accumulator each, merged and
-/// written.
-#[allow(clippy::too_many_arguments)]
-fn run_chunks<T: Element, I: Index, const D: usize>(
-    input: &View<'_, T, D>,
-    axis: usize,
+/// One long row in chunks of `chunk_len`, taken by the threads into an accumulator each, merged and
+/// written to `values` and `indices` (K each).
+fn run_chunks<T: Element, I: Index>(
+    row: View<'_, T, 1>,
     k: usize,
     direction: Direction,
-    values: &mut ViewMut<'_, T, D>,
-    indices: &mut ViewMut<'_, I, D>,
-    sequence: usize,
     threads: usize,
     chunk_len: usize,
+    values: ViewMut<'_, T, 1>,
+    indices: ViewMut<'_, I, 1>,
 ) -> Result<(), Error> {
-    let sizes = input.sizes();
-    let len = sizes[axis];
-    let coord = coordinates(&sizes, axis, sequence);
-    let stride = input.layout().strides()[axis];
-    let row = View::new(input.data(), [len], [stride], input.layout().address(&coord) as usize)?;
+    let [len] = row.sizes();
     let chunks = len.div_ceil(chunk_len);
     let per_share = chunks.div_ceil(threads);
     let shares: Vec<Share> = (0..threads)
@@ -296,13 +291,7 @@ fn run_chunks<T: Element, I: Index, const D: usize>(
     for taker in takers {
         all.merge(&taker.accumulator)?;
     }
-    let values_at = values.layout().address(&coord) as usize;
-    let indices_at = indices.layout().address(&coord) as usize;
-    let values_line = values.line(k, values.layout().strides()[axis], values_at)?;
-    all.finish(
-        values_line,
-        indices.line(k, indices.layout().strides()[axis], indices_at)?,
-    )
+    all.finish(values, indices)
 }
 
 /// A piece of a long sequence, and once run its own top K: values, and positions within the piece.
@@ -331,23 +320,17 @@ impl<T: Element> Job for Piece<'_, T> {
     }
 }
 
-/// One long sequence: each piece's top K on its own thread, merged, written.
-#[allow(clippy::too_many_arguments)]
-fn run_pieces<T: Element, I: Index, const D: usize>(
-    input: &View<'_, T, D>,
-    axis: usize,
+/// One long row: each piece's top K on its own thread, merged, written to `values` and `indices` (K
+/// each).
+fn run_pieces<T: Element, I: Index>(
+    row: View<'_, T, 1>,
     k: usize,
     direction: Direction,
-    values: &mut ViewMut<'_, T, D>,
-    indices: &mut ViewMut<'_, I, D>,
-    sequence: usize,
     threads: usize,
+    values: ViewMut<'_, T, 1>,
+    indices: ViewMut<'_, I, 1>,
 ) -> Result<(), Error> {
-    let sizes = input.sizes();
-    let len = sizes[axis];
-    let coord = coordinates(&sizes, axis, sequence);
-    let stride = input.layout().strides()[axis];
-    let start = input.layout().address(&coord);
+    let [len] = row.sizes();
     let piece_len = len.div_ceil(threads).max(min_piece::<T>());
     let mut pieces = Vec::new();
     for first in (0..len).step_by(piece_len) {
@@ -355,12 +338,7 @@ fn run_pieces<T: Element, I: Index, const D: usize>(
         let kept = k.min(piece);
         pieces.push(Piece {
             first,
-            input: View::new(
-                input.data(),
-                [piece],
-                [stride],
-                (start + first as isize * stride) as usize,
-            )?,
+            input: part(&row, first, piece)?,
             direction,
             values: vec![T::ZERO; kept],
             positions: vec![0; kept],
@@ -369,13 +347,9 @@ fn run_pieces<T: Element, I: Index, const D: usize>(
     let mut jobs: Vec<&mut dyn Job> = pieces.iter_mut().map(|piece| piece as &mut dyn Job).collect();
     run_each(&mut jobs)?;
     let (best_values, best_positions) = merge_sorted(&pieces, k, direction.flip::<T::Key>());
-    let values_at = values.layout().address(&coord) as usize;
-    let indices_at = indices.layout().address(&coord) as usize;
-    let values_step = values.layout().strides()[axis];
-    let indices_step = indices.layout().strides()[axis];
-    values.line(k, values_step, values_at)?.write_all(best_values);
+    values.write_all(best_values);
     // The plan checked that every position of the sequence fits `I`.
-    indices.line(k, indices_step, indices_at)?.write_all(
+    indices.write_all(
         best_positions
             .into_iter()
             .map(|position| I::from_position(position as usize)),
