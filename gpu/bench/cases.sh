@@ -2,11 +2,13 @@
 # The GPU figures of BENCHMARKS.md: topk_gpu bench over the cases of shared/bench/peers.py and three
 # more, one JSON line each, then torch.topk on CUDA over the same shapes when PyTorch is there.
 # Usage (from the workspace root): gpu/bench/cases.sh [REPEATS]
+# TOPK_GPU_BIN=path runs a binary built elsewhere (a GPU machine without cargo) instead of building one.
 set -euo pipefail
 repeats=${1:-50}
-cargo build --release -q -p topk-kernels-gpu --example topk_gpu
+bin=${TOPK_GPU_BIN:-target/release/examples/topk_gpu}
+[ -n "${TOPK_GPU_BIN:-}" ] || cargo build --release -q -p topk-kernels-gpu --example topk_gpu
 while read -r shape dtype k axis direction; do
-    target/release/examples/topk_gpu bench --shape "$shape" --dtype "$dtype" --k "$k" --axis "$axis" \
+    "$bin" bench --shape "$shape" --dtype "$dtype" --k "$k" --axis "$axis" \
         --direction "$direction" --repeats "$repeats" --json
 done <<'CASES'
 1x1000000 f32 100 -1 decreasing
