@@ -6,8 +6,9 @@
 //! push(chunk at start):  long contiguous chunk: its own first K by the SIMD engine, scanning under
 //!                        the K-th kept key once there is one, each offered
 //!                        otherwise each block of 32: skipped if no key is at or before the K-th kept one,
-//!                        else each x offered
-//! offer x:               if not yet full or (key, position) < K-th kept: append; if full: compact
+//!                        else each x offered;
+//!                        then, the first time K are kept: compact (a K-th key for the next chunk)
+//! offer x:               if not yet full or (key, position) < K-th kept: append; if 2K: compact
 //! merge(other):          push each kept slot of `other`
 //! finish:                select and sort the K best, write values and positions
 //! ```
@@ -181,6 +182,11 @@ impl<'s, T: Element> Accumulator<'s, T> {
             .run();
         } else if !self.push_through_engine(start, &chunk) {
             self.offer_each(start, &chunk);
+        }
+        if !self.full && self.len >= self.k {
+            // A K-th key as soon as there are K: the next chunk is scanned under it (two chunks of 500k
+            // f32 with K = 100 cost +6 µs over one push instead of +19).
+            self.compact();
         }
         self.seen += len as u64;
         self.next_position = self.next_position.max(end);
@@ -380,9 +386,20 @@ impl<'s, T: Element> Accumulator<'s, T> {
             *free = slot;
             self.len += 1;
         }
-        if self.len == self.slots.len() && self.k > 0 {
+        if self.len == self.slots.len() {
             // 2K slots, K of them kept: room for K more.
-            self.slots.select_nth_unstable_by(self.k - 1, Slot::order);
+            self.compact();
+        }
+    }
+
+    /// Keeps the K best of the slots, the K-th of them at `slots[k - 1]`. Needs `len >= k`.
+    fn compact(&mut self) {
+        let Some(kth) = self.k.checked_sub(1) else {
+            return;
+        };
+        let kept = &mut self.slots[..self.len];
+        if kth < kept.len() {
+            kept.select_nth_unstable_by(kth, Slot::order);
             self.len = self.k;
             self.full = true;
         }
