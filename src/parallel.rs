@@ -289,12 +289,11 @@ fn run_chunks<T: Element, I: Index>(
     }
     let mut jobs: Vec<&mut dyn Job> = takers.iter_mut().map(|taker| taker as &mut dyn Job).collect();
     run_each(&mut jobs)?;
-    let mut takers = takers.into_iter();
-    // Two threads or more here: there is a first.
-    let Some(mut all) = takers.next().map(|taker| taker.accumulator) else {
-        return Ok(());
-    };
-    for taker in takers {
+    // Into a fresh accumulator, not the first thread's, so that no case lacks a first: one more pass of
+    // offers, over the first thread's at most 2K entries.
+    let mut merged_slots = vec![Slot::EMPTY; Accumulator::<T>::slots_len(k)];
+    let mut all = Accumulator::new(k, direction, &mut merged_slots)?;
+    for taker in &takers {
         all.merge(&taker.accumulator)?;
     }
     all.finish(values, indices)
