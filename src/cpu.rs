@@ -32,6 +32,10 @@ const AMD: u8 = 8;
 /// their hot loop for each survivor where survivors are sparse ([`exits_are_cheap`]).
 #[allow(dead_code)] // set on x86_64 with `std` only
 const ZEN5: u8 = 16;
+/// Not an engine: an AMD CPU of family 0x19 with AVX-512 (Zen 4, whose 512-bit operations run as two
+/// halves), on which short rows run faster on the AVX2 engine ([`short_rows_prefer_avx2`]).
+#[allow(dead_code)] // set on x86_64 with `std` only
+const ZEN4: u8 = 32;
 
 /// Whether the AVX2 engine can run here.
 #[allow(dead_code)] // used where its engine is compiled, and by the tests
@@ -72,6 +76,20 @@ pub(crate) fn prefetches_floats() -> bool {
 /// CPUs were not measured: they keep them. Without `std` it is off (no CPUID probing).
 pub(crate) fn exits_are_cheap() -> bool {
     level() & ZEN5 != 0
+}
+
+/// Whether `Backend::Auto` runs short contiguous rows with a small K on the AVX2 engine though the
+/// AVX-512 one is there (`plan`): on Zen 4, whose 512-bit shuffles take two passes, AVX-512's per-row
+/// work (the prefix bound's 16-lane sort of group minima, the compress of each block's positions) cost
+/// more than AVX2's, on rows that are whole AVX2 blocks (32 elements; other lengths cost AVX2 a masked
+/// tail, where AVX-512 won: 200 f32 with K = 8 0.69 against 0.81 ms, 300 0.51 against 0.61). Zen 4, ms
+/// for 1M elements in rows of n, AVX-512 against AVX2: n = 256 f32 with K = 8 0.566 / 0.424, K = 2 0.467
+/// / 0.354, K = 16 0.778 / 0.717, K = 24 1.10 / 1.32; i32 K = 8 0.51 / 0.41; f16 0.50 / 0.43, K = 16 0.734
+/// / 0.735; u8 0.49 / 0.37; f64 K = 16 1.78 / 3.00; n = 128 K = 8 0.95 / 0.73; n = 512 K = 8 0.376 /
+/// 0.276, K = 2 0.32 / 0.99, K = 32 0.77 / 0.85; n = 1024 mixed. Other CPUs were not measured this way
+/// (the Xeon's moe, 4096 rows of 256 f32 with K = 8: AVX-512 0.380, AVX2 0.399). Without `std` it is off.
+pub(crate) fn short_rows_prefer_avx2() -> bool {
+    level() & ZEN4 != 0
 }
 
 /// Proof that this CPU has AVX2, F16C and POPCNT: only [`Avx2::new`] makes one, and the AVX2 engine's
@@ -160,7 +178,7 @@ fn level() -> u8 {
 fn capped(level: u8, max_isa: Option<&str>) -> u8 {
     match max_isa {
         Some("avx2") => level & !AVX512,
-        Some("portable") => level & (AMD | ZEN5),
+        Some("portable") => level & (AMD | ZEN4 | ZEN5),
         _ => level,
     }
 }
@@ -197,6 +215,8 @@ fn detected() -> u8 {
         };
         if family >= 0x1A {
             level |= ZEN5;
+        } else if family == 0x19 && level & AVX512 != 0 {
+            level |= ZEN4;
         }
     }
     level
@@ -248,11 +268,12 @@ mod tests {
         assert_eq!(first, (false, false, false));
         // The family is read only for AMD's vendor string.
         assert!(!super::exits_are_cheap() || !super::prefetches_floats());
+        assert!(!super::short_rows_prefer_avx2() || !super::prefetches_floats());
     }
 
     #[test]
     fn the_cap_takes_away_the_engines_above_it() {
-        use super::{AMD, AVX2, AVX512, NEON, ZEN5, capped};
+        use super::{AMD, AVX2, AVX512, NEON, ZEN4, ZEN5, capped};
         let all = AVX2 | AVX512;
         assert_eq!(capped(all, None), all);
         assert_eq!(capped(all, Some("avx512")), all);
@@ -263,6 +284,7 @@ mod tests {
         // The vendor and its family are not engines: no cap takes them away.
         assert_eq!(capped(all | AMD | ZEN5, Some("portable")), AMD | ZEN5);
         assert_eq!(capped(all | AMD | ZEN5, Some("avx2")), AVX2 | AMD | ZEN5);
+        assert_eq!(capped(all | AMD | ZEN4, Some("portable")), AMD | ZEN4);
         assert_eq!(capped(NEON, Some("avx2")), NEON);
         assert_eq!(
             capped(all, Some("AVX2")),

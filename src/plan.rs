@@ -181,6 +181,24 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         Ok((low, high))
     }
 
+    /// The engine `backend` runs this plan on ([`crate::TopK::resolve`]; the measurements are on
+    /// [`crate::cpu::short_rows_prefer_avx2`]).
+    pub(crate) fn resolve(&self, backend: Backend) -> Backend {
+        let resolved = backend.resolve();
+        let len = self.sequence_len();
+        let short = len <= 512 && len.is_multiple_of(32) && (2..=16).contains(&self.k) && size_of::<T>() <= 4;
+        if backend == Backend::Auto
+            && resolved == Backend::Avx512
+            && short
+            && self.input.layout().strides[self.axis] == 1
+            && crate::cpu::short_rows_prefer_avx2()
+        {
+            Backend::Avx2
+        } else {
+            resolved
+        }
+    }
+
     /// [`run_sequences`](Self::run_sequences)' code, compiled where it is called: by
     /// `engines_compiled_here!` (`arch`), once for each value type and word; on targets without SIMD
     /// engines, by [`Word::run`] in the caller's crate.
@@ -198,7 +216,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
                 count,
             });
         }
-        let backend = backend.resolve();
+        let backend = self.resolve(backend);
         let engine = match backend {
             Backend::Naive => None,
             concrete => Some(Engine::new(concrete).ok_or(Error::Backend { name: concrete.name() })?),

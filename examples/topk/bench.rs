@@ -146,6 +146,8 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
         black_box(&folds);
         Ok(())
     };
+    // The engine `Auto` picks for this shape (`TopK::resolve`); the threaded runs' rows pick it alike.
+    let mut backend = case.backend.resolve();
     let (median_s, floor_s) = if case.threads == 1 {
         let mut plan = TopK::new(
             input,
@@ -156,6 +158,7 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
             ViewMut::padded(&mut indices, &out_shape, None, 0).map_err(library)?,
         )
         .map_err(library)?;
+        backend = plan.resolve(case.backend);
         let mut scratch = filled(plan.scratch_len(), 0u64)?;
         // Warm-ups, then the kernel and the floor in turn, so that a change of the machine's speed
         // (a shared host's phases) meets both alike.
@@ -197,7 +200,7 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
             return Err(format!(
                 "the {} backend differs from the reference at output element {at}: \
                  value bits {:#x} index {} instead of {:#x} {}",
-                case.backend.resolve().name(),
+                backend.name(),
                 values[at].bits(),
                 indices[at],
                 expected_values[at].bits(),
@@ -207,7 +210,7 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
     }
 
     Ok(Measurement {
-        backend: case.backend.resolve().name(),
+        backend: backend.name(),
         threads: case.threads,
         axis,
         elements,
