@@ -7,16 +7,17 @@
 //! else, long rows, K whose candidates fit an accumulator's stack (K ≤ 128, 64 for 64-bit types):
 //!                       per sequence, cut the row into CHUNKS_PER_THREAD chunks per thread, a share of
 //!                       them per thread; each thread pushes its share's chunks from the front (half
-//!                       of those left at a time), then the other shares' from the back (one at a
-//!                       time), into an Accumulator of its own; merge those
+//!                       of those left at a time, all of them once every other thread has started on
+//!                       its own), then the other shares' from the back (one at a time), into an
+//!                       Accumulator of its own, and sorts its K; merge the sorted runs
 //! else, long rows:      per sequence, cut the row into one piece per thread, select each piece's
-//!                       top K in parallel with the single-thread engine, merge the sorted selections
+//!                       top K in parallel with the single-thread engine, merge the sorted runs
 //! else:                 one thread
 //! ```
 //! This module allocates: scratch per task and the pieces' partial results (rayon allocates anyway).
 //! Results are bit-identical to [`crate::topk()`]: accumulators give one call's result however the
 //! row was cut and whoever took each chunk, each piece's selection is sorted with ties by position,
-//! and the pieces' merge takes the earlier piece's head on equal keys.
+//! and the runs' merge orders by key, then by position in the row.
 //!
 //! Rayon sees the work as trait objects (`Job`), not generic closures: its jobs are then compiled
 //! once, in this crate, instead of once per element type, index type and rank in every crate that calls
@@ -25,7 +26,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::accumulator::{Accumulator, Slot};
-use crate::element::{Direction, Element, ordered_key};
+use crate::element::{Direction, Element};
 use crate::error::Error;
 use crate::index::Index;
 use crate::plan::coordinates;
@@ -202,7 +203,9 @@ impl<T: Element> Job for ChunkTaker<'_, '_, T> {
             let Some(share) = self.shares.get((self.own + turn) % count) else {
                 break;
             };
-            while let Some(chunks) = share.take(turn == 0) {
+            let own = turn == 0;
+            let others_started = || (self.shares.iter().enumerate()).all(|(i, other)| i == self.own || other.started());
+            while let Some(chunks) = share.take(own, own && others_started()) {
                 let first = chunks.start.saturating_mul(self.chunk_len);
                 let taken = chunks
                     .len()
@@ -211,6 +214,8 @@ impl<T: Element> Job for ChunkTaker<'_, '_, T> {
                 self.accumulator.push_at(first as u64, part(&self.row, first, taken)?)?;
             }
         }
+        // Sorted here, on every thread at once, for the caller's merge of sorted runs.
+        self.accumulator.sort_kept();
         Ok(())
     }
 }
@@ -224,32 +229,50 @@ fn part<'a, T: Element>(row: &View<'a, T, 1>, first: usize, len: usize) -> Resul
 
 /// A thread's share of a row's chunks: the numbers of its first and one past its last chunk not yet
 /// taken, in one word, so that its owner (from the front) and the others (from the back) take each chunk
-/// once.
-struct Share(AtomicU64);
+/// once; and the share's first chunk, to tell whether its owner has started.
+struct Share {
+    left: AtomicU64,
+    first: usize,
+}
 
 impl Share {
     fn new(chunks: core::ops::Range<usize>) -> Self {
-        Share(AtomicU64::new(((chunks.start as u64) << 32) | chunks.end as u64))
+        Share {
+            left: AtomicU64::new(((chunks.start as u64) << 32) | chunks.end as u64),
+            first: chunks.start,
+        }
     }
 
-    /// The chunks taken: by the owner, the first half of those left (at least one), pushed at once
-    /// since each push costs 2-3 µs (the chunk's own selection and offers), while the others can
-    /// still take the last ones; by another thread, the last one.
-    fn take(&self, front: bool) -> Option<core::ops::Range<usize>> {
-        let mut now = self.0.load(Ordering::Relaxed);
+    /// Whether the share's owner has taken its first chunks, or none are left to take: a thread
+    /// whose own share is all that remains unstarted is not waited for.
+    fn started(&self) -> bool {
+        let now = self.left.load(Ordering::Relaxed);
+        (now >> 32) as usize > self.first || now >> 32 >= now & 0xffff_ffff
+    }
+
+    /// The chunks taken. By another thread, the last one. By the owner, in as few pushes as it can,
+    /// since each costs about 0.5-1.5 µs (the chunk's own selection, its offers and their merge):
+    /// every one left where `rest` (every other thread has started on its own share, and will come
+    /// for this one's back only once that is done), else the first half of those left (at least one),
+    /// so that a thread still waking finds the last ones. 1M f32 with K = 100 on two threads of a
+    /// Zen 5, both awake: 3 pushes a thread (half of those left each time) took 24-25 µs a call; 2 for
+    /// the caller and 1 for the other, with each push's selection merged into the accumulator's sorted
+    /// K, 22 µs (one thread: 40 µs).
+    fn take(&self, front: bool, rest: bool) -> Option<core::ops::Range<usize>> {
+        let mut now = self.left.load(Ordering::Relaxed);
         loop {
             let (first, end) = (now >> 32, now & 0xffff_ffff);
             if first >= end {
                 return None;
             }
             let (next, taken) = if front {
-                let count = (end - first).div_ceil(2);
+                let count = if rest { end - first } else { (end - first).div_ceil(2) };
                 (now + (count << 32), first..first + count)
             } else {
                 (now - 1, end - 1..end)
             };
             match self
-                .0
+                .left
                 .compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed)
             {
                 Ok(_) => return Some(taken.start as usize..taken.end as usize),
@@ -289,17 +312,13 @@ fn run_chunks<T: Element, I: Index>(
     }
     let mut jobs: Vec<&mut dyn Job> = takers.iter_mut().map(|taker| taker as &mut dyn Job).collect();
     run_each(&mut jobs)?;
-    // Into a fresh accumulator, not the first thread's, so that no case lacks a first: one more pass of
-    // offers, over the first thread's at most 2K entries.
-    let mut merged_slots = vec![Slot::EMPTY; Accumulator::<T>::slots_len(k)];
-    let mut all = Accumulator::new(k, direction, &mut merged_slots)?;
-    for taker in &takers {
-        all.merge(&taker.accumulator)?;
-    }
-    all.finish(values, indices)
+    let runs: Vec<&[Slot<T>]> = takers.iter_mut().map(|taker| taker.accumulator.sort_kept()).collect();
+    write_merged(&runs, values, indices);
+    Ok(())
 }
 
-/// A piece of a long sequence, and once run its own top K: values, and positions within the piece.
+/// A piece of a long sequence, and once run its own top K, sorted: values and positions within the
+/// piece, then as slots at their positions in the sequence.
 struct Piece<'a, T: Element> {
     /// The piece's first position in the sequence.
     first: usize,
@@ -307,6 +326,7 @@ struct Piece<'a, T: Element> {
     direction: Direction,
     values: Vec<T>,
     positions: Vec<u64>,
+    best: Vec<Slot<T>>,
 }
 
 impl<T: Element> Job for Piece<'_, T> {
@@ -321,7 +341,12 @@ impl<T: Element> Job for Piece<'_, T> {
             ViewMut::contiguous(&mut self.values, [kept])?,
             ViewMut::contiguous(&mut self.positions, [kept])?,
             &mut scratch,
-        )
+        )?;
+        let flip = self.direction.flip::<T::Key>();
+        self.best = (self.values.iter().zip(&self.positions))
+            .map(|(&value, &position)| Slot::new(value, self.first as u64 + position, flip))
+            .collect();
+        Ok(())
     }
 }
 
@@ -347,47 +372,44 @@ fn run_pieces<T: Element, I: Index>(
             direction,
             values: vec![T::ZERO; kept],
             positions: vec![0; kept],
+            best: Vec::new(),
         });
     }
     let mut jobs: Vec<&mut dyn Job> = pieces.iter_mut().map(|piece| piece as &mut dyn Job).collect();
     run_each(&mut jobs)?;
-    let (best_values, best_positions) = merge_sorted(&pieces, k, direction.flip::<T::Key>());
-    values.write_all(best_values);
-    // The plan checked that every position of the sequence fits `I`.
-    indices.write_all(
-        best_positions
-            .into_iter()
-            .map(|position| I::from_position(position as usize)),
-    );
+    let runs: Vec<&[Slot<T>]> = pieces.iter().map(|piece| piece.best.as_slice()).collect();
+    write_merged(&runs, values, indices);
     Ok(())
 }
 
-/// The first `k` of the pieces' selections, each sorted (first best, ties by position), by a merge:
-/// the next is the best of the pieces' heads, the earlier piece's on equal keys (its positions come
-/// first). O(k · pieces), where an `Accumulator` selected among the `k · pieces` entries and sorted the
-/// first `k` again (5-7 µs of a 60-100 µs call on 1M f32 with K = 100 on two threads).
-fn merge_sorted<T: Element>(pieces: &[Piece<'_, T>], k: usize, flip: u64) -> (Vec<T>, Vec<u64>) {
-    let mut heads = vec![0; pieces.len()];
-    let (mut values, mut positions) = (Vec::with_capacity(k), Vec::with_capacity(k));
-    while values.len() < k {
-        let next = pieces
+/// Writes the first K (the outputs' length) of `runs`, each sorted (first best, ties by position), to
+/// `values` and `indices`, by a merge: the next is the first of the runs' heads in the slots' order.
+/// O(K · runs), on the caller's thread after the runs were sorted on theirs; offering every run's slots
+/// to one `Accumulator` and sorting its K there took 2-3 µs of a 25 µs call (1M f32 with K = 100 on two
+/// threads of a Zen 5), and the pieces' merge by keys alone had to break ties by the pieces' order.
+fn write_merged<T: Element, I: Index>(runs: &[&[Slot<T>]], values: ViewMut<'_, T, 1>, indices: ViewMut<'_, I, 1>) {
+    let [k] = values.sizes();
+    let mut heads = vec![0; runs.len()];
+    let mut best = Vec::with_capacity(k);
+    while best.len() < k {
+        let next = runs
             .iter()
             .zip(&heads)
             .enumerate()
-            .filter_map(|(p, (piece, &head))| Some((ordered_key(*piece.values.get(head)?, flip), p)))
-            .min();
-        // The pieces hold at least k elements in all: `len >= k` (the plan checked it).
-        let Some((piece, head)) = next.and_then(|(_, p)| Some((pieces.get(p)?, heads.get_mut(p)?))) else {
+            .filter_map(|(run, (slots, &head))| Some((slots.get(head)?, run)))
+            .min_by(|(a, _), (b, _)| a.order(b));
+        // The runs hold at least K slots in all: `len >= k` (the plan checked it).
+        let Some((&slot, run)) = next else {
             break;
         };
-        let (Some(&value), Some(&position)) = (piece.values.get(*head), piece.positions.get(*head)) else {
-            break;
-        };
-        values.push(value);
-        positions.push(piece.first as u64 + position);
-        *head += 1;
+        best.push(slot);
+        if let Some(head) = heads.get_mut(run) {
+            *head += 1;
+        }
     }
-    (values, positions)
+    values.write_all(best.iter().map(Slot::value));
+    // The plan checked that every position of the sequence fits `I`.
+    indices.write_all(best.iter().map(|slot| I::from_position(slot.position() as usize)));
 }
 
 /// Runs every job across the pool; the first error, if any.
