@@ -1,7 +1,7 @@
 //! `topk bench`: times the kernel on generated data, next to a streaming pass over the same input.
 //!
 //! The kernel is timed through a [`TopK`] plan made once, with its scratch allocated once, outside the
-//! timed loop: one warm-up run, then the median of `reps` runs. The floor is the median of as many
+//! timed loop: warm-up runs for [`WARM_UP`], then the median of `reps` runs. The floor is the median of as many
 //! passes that read the same input in the same order and write one value per sequence (a fold of the
 //! bits along the axis): no top-K can be faster than reading its input once, so `median_s / floor_s`
 //! says how far the kernel is from the memory bound. On one thread the kernel's runs and the floor's
@@ -9,7 +9,7 @@
 //! the ratio on 32 x 128k f32 with K = 50 moved from 1.04 to 1.88 between runs on the same build).
 
 use std::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use topk_kernels::{
     Backend, DataType, Direction, Error, IndexType, TopK, View, ViewMut, naive, padded_axis, with_data_type,
@@ -162,17 +162,13 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
         let mut scratch = filled(plan.scratch_len(), 0u64)?;
         // Warm-ups, then the kernel and the floor in turn, so that a change of the machine's speed
         // (a shared host's phases) meets both alike.
-        plan.run_sequences(0..sequences, case.backend, &mut scratch)
-            .map_err(library)?;
+        let mut kernel = || {
+            plan.run_sequences(0..sequences, case.backend, black_box(&mut scratch))
+                .map_err(library)
+        };
+        warm_up(&mut kernel)?;
         floor()?;
-        medians(
-            case.reps,
-            &mut || {
-                plan.run_sequences(0..sequences, case.backend, black_box(&mut scratch))
-                    .map_err(library)
-            },
-            &mut floor,
-        )?
+        medians(case.reps, &mut kernel, &mut floor)?
     } else {
         let median_s = threaded(case, input, padded, &out_shape, &mut values, &mut indices)?;
         floor()?;
@@ -255,7 +251,7 @@ fn threaded<T: Sample, I: IndexSample>(
             };
             run().map_err(|e| e.to_string())
         };
-        once()?; // warm-up
+        warm_up(&mut once)?;
         median(case.reps, &mut once)
     };
     in_pool(&pool, &mut timed)
@@ -280,6 +276,23 @@ fn threaded<T: Sample, I: IndexSample>(
         "--threads {} needs the rayon feature: cargo run --release --features rayon --example topk",
         case.threads
     ))
+}
+
+/// How long the kernel runs before it is timed (one run at least). On a pool of two threads on this
+/// project's VMs, back-to-back calls of 1M f32 with K = 100 ran in a phase with the second thread
+/// asleep (each call on one thread, about 45 µs) for their first 50-200 calls, one in three runs, then
+/// at 22-23 µs; plain `topk` halves on `rayon::join` did the same. One warm-up call then left whole
+/// runs of 101 reps in that phase. The same warm-up on one thread keeps the two comparable.
+const WARM_UP: Duration = Duration::from_millis(200);
+
+/// Runs `kernel` for [`WARM_UP`], at least once.
+fn warm_up(kernel: &mut dyn FnMut() -> Result<(), String>) -> Result<(), String> {
+    let start = Instant::now();
+    kernel()?;
+    while start.elapsed() < WARM_UP {
+        kernel()?;
+    }
+    Ok(())
 }
 
 /// The median wall times of `reps` calls of `kernel` and of `floor`, called in turn, in seconds.

@@ -103,7 +103,7 @@ struct BenchArgs {
     direction: DirectionArg,
     #[arg(long, value_enum, default_value_t = Data::Uniform)]
     data: Data,
-    /// Timed runs (after one warm-up); the median is reported.
+    /// Timed runs (after 0.2 s of warm-up runs); the median is reported.
     #[arg(long, default_value_t = 15)]
     reps: usize,
     #[arg(long, default_value = "auto", value_parser = parse_backend)]
