@@ -1,9 +1,9 @@
 //! `topk bench`: times the kernel on generated data, next to a streaming pass over the same input.
 //!
 //! The kernel is timed through a [`TopK`] plan made once, with its scratch allocated once, outside the
-//! timed loop: warm-up runs for [`WARM_UP`], then the median of `reps` runs. The floor is the median of as many
-//! passes that read the same input in the same order and write one value per sequence (a fold of the
-//! bits along the axis): no top-K can be faster than reading its input once, so `median_s / floor_s`
+//! timed loop: warm-up runs for [`WARM_UP`], then the median of `reps` runs. The floor is the median of
+//! as many passes that read the same input in the same order and write one value per sequence (a fold
+//! of the bits along the axis): no top-K can be faster than reading its input once, so `median_s / floor_s`
 //! says how far the kernel is from the memory bound. On one thread the kernel's runs and the floor's
 //! alternate, so that a shared host's slow and quiet phases meet both alike (run one after the other,
 //! the ratio on 32 x 128k f32 with K = 50 moved from 1.04 to 1.88 between runs on the same build).
