@@ -482,9 +482,10 @@ impl<'s, T: Element> Accumulator<'s, T> {
 fn merge_heads<T: Element>(slots: &mut [Slot<T>], first: usize, k: usize) {
     let (mut a, mut b) = (0, first);
     for _ in 0..k.min(slots.len()) {
-        let take_b = match (slots.get(a), slots.get(b)) {
-            (Some(x), Some(y)) => a >= first || y.order(x).is_lt(),
-            (_, other) => other.is_some(),
+        let head = if a < first { slots.get(a) } else { None };
+        let take_b = match (head, slots.get(b)) {
+            (Some(x), Some(y)) => y.order(x).is_lt(),
+            (head, _) => head.is_none(),
         };
         if take_b { b += 1 } else { a += 1 }
     }

@@ -246,8 +246,13 @@ impl Share {
     /// Whether the share's owner has taken its first chunks, or none are left to take: a thread
     /// whose own share is all that remains unstarted is not waited for.
     fn started(&self) -> bool {
-        let now = self.left.load(Ordering::Relaxed);
-        (now >> 32) as usize > self.first || now >> 32 >= now & 0xffff_ffff
+        let (first, end) = Self::bounds(self.left.load(Ordering::Relaxed));
+        first as usize > self.first || first >= end
+    }
+
+    /// The first chunk left and one past the last, from the share's word.
+    fn bounds(word: u64) -> (u64, u64) {
+        (word >> 32, word & 0xffff_ffff)
     }
 
     /// The chunks taken. By another thread, the last one. By the owner, in as few pushes as it can,
@@ -261,7 +266,7 @@ impl Share {
     fn take(&self, front: bool, rest: bool) -> Option<core::ops::Range<usize>> {
         let mut now = self.left.load(Ordering::Relaxed);
         loop {
-            let (first, end) = (now >> 32, now & 0xffff_ffff);
+            let (first, end) = Self::bounds(now);
             if first >= end {
                 return None;
             }
@@ -317,34 +322,34 @@ fn run_chunks<T: Element, I: Index>(
     Ok(())
 }
 
-/// A piece of a long sequence, and once run its own top K, sorted: values and positions within the
-/// piece, then as slots at their positions in the sequence.
+/// A piece of a long sequence, and once run its own top `kept`, sorted, as slots at their positions in
+/// the sequence.
 struct Piece<'a, T: Element> {
     /// The piece's first position in the sequence.
     first: usize,
     input: View<'a, T, 1>,
     direction: Direction,
-    values: Vec<T>,
-    positions: Vec<u64>,
+    kept: usize,
     best: Vec<Slot<T>>,
 }
 
 impl<T: Element> Job for Piece<'_, T> {
     fn run(&mut self) -> Result<(), Error> {
-        let (len, kept) = (self.input.sizes()[0], self.values.len());
+        let (len, kept) = (self.input.sizes()[0], self.kept);
+        let (mut values, mut positions) = (vec![T::ZERO; kept], vec![0u64; kept]);
         let mut scratch = vec![0; crate::scratch_len::<T>(len, kept)];
         topk_one_thread(
             self.input,
             0,
             kept,
             self.direction,
-            ViewMut::contiguous(&mut self.values, [kept])?,
-            ViewMut::contiguous(&mut self.positions, [kept])?,
+            ViewMut::contiguous(&mut values, [kept])?,
+            ViewMut::contiguous(&mut positions, [kept])?,
             &mut scratch,
         )?;
         let flip = self.direction.flip::<T::Key>();
-        self.best = (self.values.iter().zip(&self.positions))
-            .map(|(&value, &position)| Slot::new(value, self.first as u64 + position, flip))
+        self.best = (values.into_iter().zip(positions))
+            .map(|(value, position)| Slot::new(value, self.first as u64 + position, flip))
             .collect();
         Ok(())
     }
@@ -365,13 +370,11 @@ fn run_pieces<T: Element, I: Index>(
     let mut pieces = Vec::new();
     for first in (0..len).step_by(piece_len) {
         let piece = piece_len.min(len - first);
-        let kept = k.min(piece);
         pieces.push(Piece {
             first,
             input: part(&row, first, piece)?,
             direction,
-            values: vec![T::ZERO; kept],
-            positions: vec![0; kept],
+            kept: k.min(piece),
             best: Vec::new(),
         });
     }
