@@ -44,11 +44,11 @@ const BLOCK: usize = 32;
 
 /// Whether [`Accumulator::push`] selects a chunk of `len` through the engine rather than offering it.
 /// Before the first compaction there is no K-th key to skip blocks against, and the engine's own pools
-/// are faster; its first K·ln(n/K) or so survivors each cost a branch out of its loop (measured
-/// crossovers then: K = 8 between chunks of 64 and 128, K = 100 at about 4096). Afterwards the engine
-/// scans under the K-th kept key ([`Accumulator::cap_for`]), as one scan of the whole sequence would
-/// have reached the chunk, from [`CAPPED_ENGINE_MIN`] elements on. On a strided chunk the engine is the
-/// scalar one, and never catches up (reversed chunks of 64Ki: 1.0 against 0.49 ns an element offered).
+/// are faster; its first K·ln(n/K) or so survivors each cost a branch out of its loop (so the chunk
+/// must be 16 or 48 times K long; the crossovers for K = 8 and K = 100 are in BENCHMARKS.md,
+/// decisions). Afterwards the engine scans under the K-th kept key ([`Accumulator::cap_for`]), as one
+/// scan of the whole sequence would have reached the chunk, from [`CAPPED_ENGINE_MIN`] elements on. On
+/// a strided chunk the engine is the scalar one, and never catches up with the offers.
 fn engine_pays(len: usize, k: usize, has_threshold: bool, contiguous: bool) -> bool {
     let ratio = if k <= 16 { 16 } else { 48 };
     contiguous
@@ -60,12 +60,10 @@ fn engine_pays(len: usize, k: usize, has_threshold: bool, contiguous: bool) -> b
 }
 
 /// Contiguous chunks from this long are selected by the engine under the K-th kept key rather than
-/// offered block by block. Shorter rows take the engine's short-row paths, which do not use the key
-/// (chunks of 512 with K = 100 took 16x the offers' time). Zen 3, AVX2, 1M uniform elements in
-/// chunks, µs, offered against the engine: f32 K = 100 chunks of 1024 437 / 236, 4096 407 / 169, 64Ki
-/// 286 / 117; K = 8 1024 310 / 242, 4096 276 / 129; f16 K = 8 1024 247 / 203, K = 100 233 / 120; i32
-/// K = 100 1024 292 / 238; the one loss, i32 with K = 8 in chunks of 1024, 137 / 144 and 201 / 226.
-/// Before the key was passed, the engine caught up with the offers only on chunks of 64Ki.
+/// offered block by block. Shorter rows take the engine's short-row paths, which do not use the key,
+/// and cost many times the offers. Set by 1M uniform f32, f16 and i32 in chunks of 1024 to 64Ki with
+/// K of 8 and 100 (the `accumulated` group of `cargo bench --bench topk`); see BENCHMARKS.md,
+/// decisions.
 const CAPPED_ENGINE_MIN: usize = 1024;
 
 /// One kept element: its key, its position in the whole sequence and its value.
@@ -186,11 +184,10 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// Contiguous chunks are first cut to their own top K by the fastest engine (K up to 128, 64 for
     /// 64-bit types, with its candidates in 2 KiB of stack): the first chunk when it is long enough, and
     /// once the K-th best key so far is known, chunks of 1024 elements on, scanned under that key as one
-    /// scan of the whole sequence would be (1M f32 with K = 100: 0.136 ms in chunks of 4096, 0.095 in
-    /// chunks of 64Ki, 0.082 in one chunk). Other chunks are offered in blocks of 32 elements, those with
-    /// no key at or before the K-th skipped whole by a test compiled for the widest vectors this CPU has:
-    /// about 0.2-0.3 ns an element for f32 (0.45 gathered through a stride), where offering each element
-    /// costs about 1.1 ns.
+    /// scan of the whole sequence would be (longer chunks come closer to one call's speed). Other chunks
+    /// are offered in blocks of 32 elements, those with no key at or before the K-th skipped whole by a
+    /// test compiled for the widest vectors this CPU has, several times cheaper than offering each
+    /// element.
     pub fn push_at(&mut self, start: u64, chunk: View<'_, T, 1>) -> Result<(), Error> {
         let [len] = chunk.sizes();
         let end = start
@@ -199,7 +196,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
         let before = self.len;
         if len < BLOCK {
             // No whole block: nothing to vectorize or select first, and choosing would cost more than
-            // the offers (pushes of one element: 6.6 ns each, 8.0 through the checks, 26 through `Engine`).
+            // the offers (a push of one element through `Engine` costs several times its offer).
             OfferEach {
                 accumulator: &mut *self,
                 start,
@@ -214,7 +211,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
         let (sorted, runs_end) = self.sorted;
         if (!self.full && self.len >= self.k) || (sorted >= self.k && sorted < runs_end) {
             // A K-th key as soon as there are K: the next chunk is scanned under it (two chunks of 500k
-            // f32 with K = 100 cost +6 µs over one push instead of +19). And a chunk's selection merged
+            // f32 with K = 100 then cost little more than one push). And a chunk's selection merged
             // at once into the K sorted before it, so that the next one is a second run again.
             self.sort_kept();
         }
@@ -478,7 +475,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
 /// Puts the first `k` of the two sorted runs `slots[..first]` and `slots[first..]` (`first >= k`) in
 /// order into `slots[..k]`: the run heads that make the K best are counted from the front, then merged
 /// from the back, where every write lands at or after the first run's next unread slot and before the
-/// second run. O(K) where a selection and a sort of the 2K took 1-1.5 µs a chunk (K = 100).
+/// second run. O(K) where a selection and a sort of the 2K cost O(K log K).
 fn merge_heads<T: Element>(slots: &mut [Slot<T>], first: usize, k: usize) {
     let (mut a, mut b) = (0, first);
     for _ in 0..k.min(slots.len()) {
@@ -513,9 +510,8 @@ fn merge_heads<T: Element>(slots: &mut [Slot<T>], first: usize, k: usize) {
 }
 
 /// [`Accumulator::offer_blocks`] over a chunk, as work for [`Engine::run`]: the block test compiled for
-/// the widest vectors this CPU has (1M f32 in chunks of 4096 with K = 100: 0.47 ns an element with SSE2's,
-/// 0.21 with AVX-512's). A contiguous chunk and a strided one are two instances: only the first loads a
-/// block as a vector.
+/// the widest vectors this CPU has (AVX-512's take half SSE2's time an element). A contiguous chunk and
+/// a strided one are two instances: only the first loads a block as a vector.
 struct OfferEach<'a, 's, 'c, 'd, T: Element> {
     accumulator: &'a mut Accumulator<'s, T>,
     start: u64,

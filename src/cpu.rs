@@ -56,38 +56,30 @@ pub(crate) fn has_neon() -> bool {
 }
 
 /// Whether the hot loops over float rows ask the cache for the next page ahead of the hardware
-/// prefetchers (`arch::generic::lanes`): not on AMD CPUs. On Zen 4 the prefetch made those scans
-/// slower, where it sped integer rows up, and every type on the Xeon. Zen 4, A/B alternations, ms, with
-/// it against without: 32 x 128k f32 with K = 50 0.364 / 0.333, f16 with K = 1 0.126 / 0.101 (another
-/// run 0.108 / 0.100), f16 with K = 50 0.157 / 0.147, 4 x 1M f64 with K = 8 1.63 / 1.09; 1M f32 with
-/// K = 100 0.051-0.069 / 0.049-0.050; but 32 x 128k i32 with K = 50 0.32 / 0.45. Without `std` it is
-/// always on (no CPUID probing, as for the engines).
+/// prefetchers (`arch::generic::lanes`): not on AMD CPUs, where the prefetch slows float scans down
+/// (it speeds integer rows up there, and every type on Intel's). Set by `llm32x128k_k50`,
+/// `llm32x128k_k50_f16` and `vec1m_k100`; see BENCHMARKS.md, decisions. Without `std` it is always on
+/// (no CPUID probing, as for the engines).
 pub(crate) fn prefetches_floats() -> bool {
     level() & AMD == 0
 }
 
 /// Whether leaving a scan's hot loop for a survivor costs little, so that long 8- and 16-bit rows with
 /// sparse survivors are scanned a block at a time rather than in chunks (`arch::generic::filter`): on
-/// Zen 5 (AMD family 0x1A), where a chunk's marked units cost more than the exits they save until the
-/// survivors come every few units. Zen 5, AVX-512, ms, chunks against blocks: 32 x 128k f16 with K = 50
-/// 0.134 / 0.113, K = 70 0.150 / 0.129, K = 80 0.157 / 0.154, K = 100 0.169 / 0.218; 8 x 512k f16 with
-/// K = 100 0.144 / 0.096, K = 200 0.152 / 0.120; 128 x 32k with K = 50 0.41 / 0.60; AVX2 there the
-/// same. On Zen 3 the chunks won at 32 x 128k f16 with K = 50 (0.30-0.35 against 0.34-0.39), and other
-/// CPUs were not measured: they keep them. Without `std` it is off (no CPUID probing).
+/// AMD family 0x1A, where a chunk's marked units cost more than the exits they save until the
+/// survivors come every few units. Set by rows of 32k to 512k f16 with K of 50 to 200
+/// (`llm32x128k_k50_f16`); other CPUs keep the chunks. See BENCHMARKS.md, decisions. Without `std` it is
+/// off (no CPUID probing).
 pub(crate) fn exits_are_cheap() -> bool {
     level() & ZEN5 != 0
 }
 
 /// Whether `Backend::Auto` runs short contiguous rows with a small K on the AVX2 engine though the
-/// AVX-512 one is there (`plan`): on Zen 4, whose 512-bit shuffles take two passes, AVX-512's per-row
-/// work (the prefix bound's 16-lane sort of group minima, the compress of each block's positions) cost
-/// more than AVX2's, on rows that are whole AVX2 blocks (32 elements; other lengths cost AVX2 a masked
-/// tail, where AVX-512 won: 200 f32 with K = 8 0.69 against 0.81 ms, 300 0.51 against 0.61). Zen 4, ms
-/// for 1M elements in rows of n, AVX-512 against AVX2: n = 256 f32 with K = 8 0.566 / 0.424, K = 2 0.467
-/// / 0.354, K = 16 0.778 / 0.717, K = 24 1.10 / 1.32; i32 K = 8 0.51 / 0.41; f16 0.50 / 0.43, K = 16 0.734
-/// / 0.735; u8 0.49 / 0.37; f64 K = 16 1.78 / 3.00; n = 128 K = 8 0.95 / 0.73; n = 512 K = 8 0.376 /
-/// 0.276, K = 2 0.32 / 0.99, K = 32 0.77 / 0.85; n = 1024 mixed. Other CPUs were not measured this way
-/// (the Xeon's moe, 4096 rows of 256 f32 with K = 8: AVX-512 0.380, AVX2 0.399). Without `std` it is off.
+/// AVX-512 one is there (`plan`): on AMD family 0x19, whose 512-bit shuffles take two passes,
+/// AVX-512's per-row work (the prefix bound's 16-lane sort of group minima, the compress of each block's
+/// positions) costs more than AVX2's, on rows that are whole AVX2 blocks (32 elements; other lengths
+/// cost AVX2 a masked tail, where AVX-512 wins). Set by rows of 128 to 512 with K of 2 to 32
+/// (`moe4096x256_k8`); other CPUs keep AVX-512. See BENCHMARKS.md, decisions. Without `std` it is off.
 pub(crate) fn short_rows_prefer_avx2() -> bool {
     level() & ZEN4 != 0
 }

@@ -1,4 +1,5 @@
-//! Value types and their order-preserving keys: the total order of SPEC.md §2 as unsigned integers.
+//! Value types and their order-preserving keys: the total order of `docs/CONTRACT.md` §2 as unsigned
+//! integers.
 //!
 //! Every kernel compares keys, never values: `a` precedes `b` in `Increasing` order iff
 //! `key(a) < key(b)`, and `Decreasing` is the same with every key's bits flipped (see [`Direction::flip`]).
@@ -102,7 +103,7 @@ pub trait Key: Copy + Ord + Send + Sync + 'static + sealed::Sealed {
 
 /// A value type the kernels select from.
 pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed + sealed::Engines {
-    /// The unsigned key whose natural order is this type's order (SPEC.md §2).
+    /// The unsigned key whose natural order is this type's order (`docs/CONTRACT.md` §2).
     type Key: Key;
     /// The type's name at run time.
     const DATA_TYPE: DataType;
@@ -198,7 +199,7 @@ float_elements! {
     bf16: Bf16 => u16, 0x7F80, bf16::to_bits, bf16::ZERO;
 }
 
-/// Which elements come first (SPEC.md §1). Ties go to the lower position in both directions.
+/// Which elements come first (`docs/CONTRACT.md` §1). Ties go to the lower position in both directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// The K smallest, ascending (DML_AXIS_DIRECTION_INCREASING, ONNX `largest=0`).
@@ -229,7 +230,7 @@ mod tests {
     use super::*;
     use core::cmp::Ordering;
 
-    /// SPEC.md §2 written the plain way, independent of the bit tricks above.
+    /// `docs/CONTRACT.md` §2 written the plain way, independent of the bit tricks above.
     fn spec_cmp(a: f64, b: f64) -> Ordering {
         match (a.is_nan(), b.is_nan()) {
             (true, true) => Ordering::Equal,
@@ -284,7 +285,7 @@ mod tests {
     fn integer_keys_keep_order_at_the_extremes() {
         assert_eq!(i8::MIN.key(), 0);
         assert_eq!(i8::MAX.key(), u8::MAX);
-        // Every pair natively; miri (17 s for all 65,536 pairs of plain integer code, no `unsafe`) the
+        // Every pair natively; miri (slow on all 65,536 pairs of plain integer code, no `unsafe`) the
         // values on either side of the sign flip and at the ends.
         let every: [i8; 256] = core::array::from_fn(|i| i8::MIN.wrapping_add(i as i8));
         let values: &[i8] = if cfg!(miri) {

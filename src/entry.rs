@@ -93,8 +93,8 @@ impl Entry for [u64; 2] {
     fn buffer(entries: &mut [Self]) -> Buffer<'_> {
         Buffer::Wide(entries)
     }
-    // The arrays' own `min` compared a word at a time with branches and went through the stack: the
-    // sorted pool's insertion of f64 rows of 256 with K = 16 cost 2.4 µs a row (AVX2).
+    // The arrays' own `min` compares a word at a time with branches and goes through the stack, which
+    // slows the sorted pool's insertions of f64 rows (rows of 256 with K = 16).
     #[inline(always)]
     fn lesser(self, other: Self) -> Self {
         pick_wide(wide_below(other, self), other, self)
@@ -130,7 +130,7 @@ pub(crate) enum Emit<'a, T> {
     Outputs(Outputs<'a, T>),
     /// `each(first_rank, positions)`: `positions[i]` is the position of rank `first_rank + i`. In
     /// batches, so that the callee's work runs in a loop rather than a call each (one call per element
-    /// cost 2.5 ns, most of a full sort of 1M u8).
+    /// would be most of the time of a full sort of 1M u8).
     Each(&'a mut dyn FnMut(usize, &[usize])),
 }
 
@@ -147,8 +147,8 @@ impl<T: Copy> Emit<'_, T> {
 
 /// One sequence's outputs, written by the engine that selects it: its ranks' [`Slots`] from their
 /// start. Written in the engine, where the positions are still in registers: handed to the walk's
-/// callback instead, through a batch on the stack and an indirect call, they cost 4096 rows of 256 f32
-/// with K = 8 a tenth of their time.
+/// callback instead, through a batch on the stack and an indirect call, they would slow short rows
+/// (`moe4096x256_k8`).
 pub(crate) struct Outputs<'a, T> {
     input: Sequence<'a, T>,
     slots: Slots<T>,
@@ -158,8 +158,8 @@ pub(crate) struct Outputs<'a, T> {
 /// Sequences an engine selects in one call: `count` of them, each `step` elements of the input after
 /// the one before (as long as `first`, with its stride and cap), and where their answers go. A run of
 /// rows along one dimension other than the axis, or one sequence. One call for a run, where a call a
-/// row (the dispatch's checks, the engine's entry and exit, the outputs' handle) cost 4096 rows of 256
-/// f32 with K = 8 a tenth of their instructions.
+/// row (the dispatch's checks, the engine's entry and exit, the outputs' handle) adds instructions to
+/// every short row (`moe4096x256_k8`).
 pub(crate) struct Rows<'a, 'e, T> {
     first: Sequence<'a, T>,
     count: usize,
@@ -385,7 +385,7 @@ impl<T: Copy> Outputs<'_, T> {
 
     /// [`write_ranks`](Self::write_ranks) for one index word, with both addresses moved a step a rank:
     /// a loop of a dozen instructions an element, where the rank's multiplies, its check and the word's
-    /// choice inside it left its count to the stack (4096 rows of 256 f32 with K = 8: 2% slower).
+    /// choice inside it leave its count to the stack.
     #[inline(always)]
     fn write_each<E: Entry, W>(&mut self, entries: &[E], indices: NonNull<W>, word: impl Fn(usize) -> W) {
         debug_assert!(entries.len() <= self.slots.k);
@@ -412,8 +412,8 @@ impl<T: Copy> Outputs<'_, T> {
 }
 
 /// The outputs of neighbouring sequences read side by side, written by the engine that selects them:
-/// lane `l`'s rank `r` at its start plus `r` steps. Where a callback took each element, its indirect
-/// call cost 4096 sequences of 256 f32 on a non-last axis with K = 8 8% of their time.
+/// lane `l`'s rank `r` at its start plus `r` steps, rather than an indirect call of a callback for
+/// each element (`axis0_4096x256_k8`).
 pub(crate) struct SideOutputs<'a, T> {
     input: Side<'a, T>,
     slots: Slots<T>,
@@ -468,8 +468,8 @@ impl<'a, T: Copy> SideOutputs<'a, T> {
     }
 }
 
-/// Positions per batch handed to [`Emit::Each`] (128 bytes of stack, zeroed for each answer: 64 cost
-/// moe-like rows of 256 with K = 8 2-4%).
+/// Positions per batch handed to [`Emit::Each`] (128 bytes of stack, zeroed for each answer: a larger
+/// batch slows short rows such as `moe4096x256_k8`'s).
 const BATCH: usize = 16;
 
 /// Reports the positions of `entries` as ranks 0, 1, ... in order.

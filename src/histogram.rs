@@ -2,7 +2,7 @@
 //!
 //! A threshold filter is linear only while few elements pass it; with K a large part of the row most
 //! elements do, and the cost becomes the candidate buffer's compactions and the final sort of K
-//! (10-20 ns per element on 1M u8 with K = 500k). Keys of 8 or 16 bits have few enough values to count
+//! (1M u8 with K = 500k). Keys of 8 or 16 bits have few enough values to count
 //! instead: no comparison at all, and the output comes out sorted.
 //!
 //! ```text
@@ -37,34 +37,32 @@ use crate::element::{Element, FLOAT_KEY, Key, Sealed, ordered_key};
 use crate::entry::{Emit, Entry, report};
 use crate::sequence::Sequence;
 
-/// K at least `len / ratio` is counted rather than filtered. Counting costs the same whatever K (about
-/// 1.3 ms for 1M u8 in two passes, 5 ms for 1M f16 in four), the filter grows with K; measured on 1M
-/// uniform rows (AVX-512) they cross near K = n/32 for 8-bit keys and K = n/5 for 16-bit ones.
+/// K at least `len / ratio` is counted rather than filtered. Counting costs the same whatever K (two
+/// passes for 8-bit keys, four for 16-bit floats), the filter grows with K; on long uniform rows
+/// (AVX-512) they cross near K = n/32 for 8-bit keys and K = n/5 for 16-bit ones.
 ///
-/// 16-bit keys on the other engines from n/10 ([`RATIO_16_NARROW`]) in rows longer than
-/// [`SHORT_16`]: on AVX2 (Zen 3, ms, filtered against counted) 4 x 1M u16 with K = n/8 20.6 against
-/// 15.2, K = 90 000 (n/12) 15.5 against 14.8; 1024 x 1024 f16 with K = 190 6.78 against 4.37; 256 x 4096
-/// u16 with K = 512 5.00 against 3.71; 64 x 16384 i16 with K = 1400 (n/12) 3.87 against 3.62. AVX-512,
-/// with twice the lanes a compare, keeps its own measurement (not repeated since).
+/// 16-bit keys on the other engines from n/10 ([`RATIO_16_NARROW`]) in rows longer than [`SHORT_16`]:
+/// their filter has half AVX-512's lanes a compare. Set by rows of 1024 to 1M 8- and 16-bit keys with
+/// K from n/12 to n/2 (the `counted` group of `cargo bench --bench topk`); see BENCHMARKS.md,
+/// decisions.
 const RATIO_8: usize = 24;
 const RATIO_16: usize = 5;
 const RATIO_16_NARROW: usize = 10;
 
 /// 16-bit rows up to this long keep [`RATIO_16`] on every engine: a count walks 256 buckets twice, as
 /// much as such a row, and these rows' large K are bisected anyway (`generic::bisects`), their smaller
-/// K filtered (4096 x 256 f16 with K = 32: 2.15 ms filtered, 6.15 counted).
+/// K filtered (rows of 256 f16 with K = 32).
 const SHORT_16: usize = 512;
 
 /// K that 8-bit keys need above `len / RATIO_8` to be counted. A row's count also walks all 256
 /// buckets, as long as a short row itself, while the filter scans such keys 32 a compare (AVX2, 8-bit
-/// lanes) from a prefix bound that serves K up to 32: 4096 rows of 256 u8, counted against filtered,
-/// K = 16 1.89 against 0.77 ms, K = 20 2.30 against 1.19, K = 24 2.0-2.5 against 1.7-1.8, K = 32 2.6
-/// against 3.2 (counted from here); 1024 rows of 1024, K = 43 1.55 against 0.88, K = 85 1.86 against
-/// 1.81. Long rows keep the ratio's crossover (1M, K = 42000: 1.5 against 2.6 ms).
+/// lanes) from a prefix bound that serves K up to 32. Set by rows of 256 and 1024 u8 with K of 16 to
+/// 85, where counting wins from about K = 32 of 256; long rows keep the ratio's crossover. See
+/// BENCHMARKS.md, decisions.
 const EXTRA_K_8: usize = 16;
 
-/// Rows shorter than this are filtered: the counters' setup outweighs the row (measured: counting already
-/// wins on 256-element u8 rows with K = 64, 1.9 against 5.6 ms for 4096 rows).
+/// Rows shorter than this are filtered: the counters' setup outweighs the row (counting already wins on
+/// 256-element u8 rows with K = 64, the `counted` group of `cargo bench --bench topk`).
 const MIN_LEN: usize = 256;
 
 const BUCKETS: usize = 256;
@@ -116,12 +114,12 @@ fn bytes<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, buffe
 /// Reports the first K of the first `gathered` entries of `buffer` (8- or 16-bit keys, in position
 /// order, at least K of them) in (key, position) order: a counting sort of the gathered alone, for a
 /// caller that found the K-th key without counting the row (`generic`'s bisection over short rows),
-/// where a sorting network, the lanes' ranks or `core`'s sort took 5 to 20 instructions an element of
+/// where a sorting network, the lanes' ranks or `core`'s sort take more instructions an element of
 /// rows of 256 with K of 32 to 128. 16-bit keys go by low byte into the rest of `buffer`, then back by
 /// high byte (as [`halfwords`]); false, having reported nothing, where the rest holds fewer than
 /// `gathered`. Out of line: scalar code, once a row, whose 2 KiB of counters would otherwise join the
-/// frame of the short rows' path for every row (4096 rows of 256 u8 with K = 8, which never come here,
-/// were 7% slower so).
+/// frame of the short rows' path for every row, slowing rows that never come here (256 u8 with
+/// K = 8).
 #[inline(never)]
 pub(crate) fn report_gathered<T: Element, E: Entry>(
     buffer: &mut [E],
@@ -180,9 +178,9 @@ fn report_by_bytes<T: Element, E: Entry>(
 /// element not taken is written past the last taken, where the next one taken overwrites it (the spare
 /// slot; with only the quota, `buffer[k]`, there unless K = n, when every element is taken).
 ///
-/// Without this pass the counting sort placed every element of the row at its rank: a load and a
-/// store of its bucket's rank that the next element of the same key waits for. With it, 1M u8 with
-/// K = 50 000 take half the time (BENCHMARKS.md).
+/// Without this pass the counting sort would place every element of the row at its rank: a load and a
+/// store of its bucket's rank that the next element of the same key waits for (1M u8 with K = 50 000;
+/// see BENCHMARKS.md, decisions).
 #[inline(always)]
 fn gather<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
@@ -394,8 +392,8 @@ fn first_ranks(count: &mut [u32; BUCKETS], buckets: usize) {
 ///
 /// A contiguous row of floats has its keys computed a chunk at a time into an array, a loop the
 /// compiler vectorises, before `f` takes them one by one: a float's key is a dozen instructions (the
-/// sign's flip, both zeros and every NaN merged), which each of the 16-bit count's four passes spent on
-/// every element (1M f16 with K = 300 000: 14 to 8 ns an element). An integer's key is one `xor`, which
+/// sign's flip, both zeros and every NaN merged), which each of the 16-bit count's four passes would
+/// spend on every element (1M f16 with K = 300 000). An integer's key is one `xor`, which
 /// the array's store and load would only slow.
 #[inline(always)]
 fn each_key<T: Element>(seq: &Sequence<'_, T>, flip: u64, mut f: impl FnMut(usize, u64)) {

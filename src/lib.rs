@@ -29,8 +29,9 @@
 //! ```
 //!
 //! # Why this crate
-//! - **Exact** on every input: one total order (SPEC.md §2) realised as unsigned integer keys, so ties,
-//!   NaN payloads, signed zeros and integer extremes all follow one rule, identical in every engine.
+//! - **Exact** on every input: one total order (`docs/CONTRACT.md` §2) realised as unsigned integer keys,
+//!   so ties, NaN payloads, signed zeros and integer extremes all follow one rule, identical in every
+//!   engine.
 //! - **No copies, no allocation**: inputs are strided views (permuted, stepped, broadcast, reversed);
 //!   outputs are strided views you own; working memory is a scratch slice you own
 //!   ([`scratch_len`]) or the stack ([`topk_on_stack`]). `#![no_std]`, no `alloc`.
@@ -56,22 +57,23 @@
 //! # Memory
 //! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences
 //! ([`scratch_len`]); on a non-last axis with K > 16, 16 times that runs 16 sequences side by side, a
-//! buffer each ([`scratch_len_for`], [`TopK::scratch_len`]; 4x faster than one at a time).
+//! buffer each ([`scratch_len_for`], [`TopK::scratch_len`]; several times faster than one at a time).
 //! Stack: a few KiB in an optimised build (a non-last axis with K ≤ 16 keeps each SIMD lane's best K
-//! in 8 or 16 slots of vectors, for up to 16 groups of lanes at once, 8 KiB at most, with K > 16 the state of 16 candidate buffers, 1 KiB; rows of up to 32 are read from a tile of 16 of them, 4 KiB
+//! in 8 or 16 slots of vectors, for up to 16 groups of lanes at once, 8 KiB at most, with K > 16 the
+//! state of 16 candidate buffers, 1 KiB; rows of up to 32 are read from a tile of 16 of them, 4 KiB
 //! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
 //! holds up to 16 vectors and short rows collect up to 64 entries, or with K > 16 take 4 KiB of
 //! entries, the whole row; rows shorter than 256 K with K of 9 to 128 collect up to 4 KiB of entries
-//! and 2 KiB of their positions; short rows of 8- and 16-bit integers with a large K collect likewise and
-//! count those into order with 2 KiB of counters), plus [`topk_on_stack`]'s
+//! and 2 KiB of their positions; short rows of 8- and 16-bit integers with a large K collect likewise
+//! and count those into order with 2 KiB of counters), plus [`topk_on_stack`]'s
 //! `32 · K_MAX` bytes, and [`Accumulator::push`]'s 2 KiB of candidates. No recursion other than
 //! `core`'s bounded selection and sort. `tests/stack.rs` runs the heaviest calls on a 16 KiB thread
-//! (optimised builds, measured with the AVX2 engine and, under qemu, NEON; AVX-512's frames are larger:
-//! the backend sweep's deepest case took 19 KiB on an emulated CPU, the harness's frames included
-//! (`emulated/`), and the test allows it 32 KiB; an unoptimised build needs up to
-//! 340 KiB: it keeps every SIMD temporary in a stack slot of its own). On a Cortex-M4F (the portable
-//! engine), the 64 best of 1000 f32 through `topk_on_stack::<64, ..>` took about 4.8 KiB beside the
-//! caller's arrays and the 2 KiB buffer (`firmware/`, measured on QEMU by `ci.sh`).
+//! (optimised builds, checked with the AVX2 engine and, under qemu, NEON; AVX-512's frames are larger:
+//! the backend sweep's deepest case takes about 19 KiB on an emulated CPU, the harness's frames
+//! included (`emulated/`), and the test allows it 32 KiB; an unoptimised build needs up to 340 KiB: it
+//! keeps every SIMD temporary in a stack slot of its own). On a Cortex-M4F (the portable engine), the
+//! 64 best of 1000 f32 through `topk_on_stack::<64, ..>` take about 4.8 KiB beside the caller's arrays
+//! and the 2 KiB buffer (`firmware/`, checked on QEMU by `ci.sh`).
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
 
 mod accumulator;

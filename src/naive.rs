@@ -1,5 +1,5 @@
-//! The reference: the semantics of SPEC.md §1-2 written as plainly as possible. Tests, fuzzing and
-//! benchmarks compare every engine with it.
+//! The reference: the semantics of `docs/CONTRACT.md` §1-2 written as plainly as possible. Tests,
+//! fuzzing and benchmarks compare every engine with it.
 //!
 //! The j-th output is the smallest (key, position) pair that is greater than the (j-1)-th: one full scan
 //! per output, O(n·K) time, no memory at all (so it stays `no_std` without an allocator, and needs no

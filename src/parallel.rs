@@ -21,7 +21,7 @@
 //!
 //! Rayon sees the work as trait objects (`Job`), not generic closures: its jobs are then compiled
 //! once, in this crate, instead of once per element type, index type and rank in every crate that calls
-//! [`topk`] (they were 60% of the command-line example's debug LLVM IR: 1.03 M lines, 48 copies each).
+//! [`topk`] (48 copies each would be most of the command-line example's debug build).
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -34,10 +34,9 @@ use crate::topk::{TopK, topk as topk_one_thread};
 use crate::view::{View, ViewMut};
 
 /// Bytes of a piece of a row at least: rows of up to two pieces run on one thread. The second thread
-/// must pay for its wake-up (30-40 µs on this project's VMs): on two threads of a Xeon with 2 MiB of L2
-/// a core, 256Ki f32 with K = 100 took 0.010-0.021 ms against 0.014 on one, 512Ki (2 MiB) 0.040-0.064
-/// against 0.038, 1M f16 0.016-0.076 against 0.031, 1M u8 0.008-0.013 against 0.009; 1M f32 0.045
-/// against 0.134, 2M f16 0.037-0.093 against 0.134, 4M u8 0.032 against 0.135.
+/// must pay for its wake-up, tens of µs, which a row of 2 MiB or less does not repay. Set by rows of
+/// 256Ki to 4M f32, f16 and u8 with K = 100 on two threads (`vec1m_k100` among them); see
+/// BENCHMARKS.md, decisions.
 const MIN_PIECE_BYTES: usize = 1 << 20;
 
 /// Elements of a piece of a row of `T` at least ([`MIN_PIECE_BYTES`]).
@@ -46,24 +45,22 @@ fn min_piece<T>() -> usize {
 }
 
 /// Tasks of sequences per thread: many, so that the threads that start first take up the work of one
-/// still waking (36-58 µs on this project's VM, a third of a 1M-element call) and no thread waits long
-/// on the last. On 2 threads, 32 x 128k f32 with K = 50: 0.357 ms (median of five) with 4 tasks per
-/// thread, 0.329 with 16. A row is cut into chunks only where accumulators carry each thread's K-th key
-/// from chunk to chunk, else into one piece per thread: each piece's filter starts with no threshold,
-/// and 1M f32 with K = 100 in 31 pieces took 0.25 ms against 0.14 in 2.
+/// still waking (a large part of a 1M-element call) and no thread waits long on the last. Set by
+/// `llm32x128k_k50` on two threads. A row is cut into chunks only where accumulators carry each thread's
+/// K-th key from chunk to chunk, else into one piece per thread: each piece's filter starts with no
+/// threshold, so many pieces of one row (`vec1m_k100`) cost more than they share.
 const TASKS_PER_THREAD: usize = 16;
 
-/// Chunks of a long row per thread. A thread woken late (30-40 µs on this project's VMs, a third of a
-/// 1M-element call) still takes chunks from the back of the others' shares and ends with them, awake for
-/// the next call; with one piece per thread it found nothing left, went back to sleep, and every later
-/// call ran on one thread (1.0x where two gave 3.5x). Each chunk after a thread's first is scanned under
-/// that thread's K-th key: 1M f32 with K = 100 on two threads took 0.045-0.049 ms with 4 chunks a thread
-/// against 0.036 with one piece, when both threads were awake.
+/// Chunks of a long row per thread. A thread woken late (a large part of a 1M-element call) still takes
+/// chunks from the back of the others' shares and ends with them, awake for the next call; with one
+/// piece per thread it would find nothing left, go back to sleep, and leave every later call on one
+/// thread. Each chunk after a thread's first is scanned under that thread's K-th key, so a few chunks
+/// cost little more than one piece when both threads are awake (`vec1m_k100` on two threads).
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// Long rows a thread, fewer than which the rows left over when they are dealt out whole (one of 3 rows
-/// on 2 threads) are each cut into chunks across every thread: 3 x 1M f32 with K = 100 took 0.38 ms on
-/// two threads dealt whole (0.42 on one), 0.22-0.26 with the third row cut.
+/// on 2 threads) are each cut into chunks across every thread, where dealt whole the last row keeps one
+/// thread busy alone (3 x 1M f32 with K = 100 on two threads).
 const FEW_ROWS_PER_THREAD: usize = 4;
 
 /// [`crate::topk()`] on the current rayon pool (install a pool to choose the thread count).
@@ -256,13 +253,10 @@ impl Share {
     }
 
     /// The chunks taken. By another thread, the last one. By the owner, in as few pushes as it can,
-    /// since each costs about 0.5-1.5 µs (the chunk's own selection, its offers and their merge):
-    /// every one left where `rest` (every other thread has started on its own share, and will come
-    /// for this one's back only once that is done), else the first half of those left (at least one),
-    /// so that a thread still waking finds the last ones. 1M f32 with K = 100 on two threads of a
-    /// Zen 5, both awake: 3 pushes a thread (half of those left each time) took 24-25 µs a call; 2 for
-    /// the caller and 1 for the other, with each push's selection merged into the accumulator's sorted
-    /// K, 22 µs (one thread: 40 µs).
+    /// since each costs a chunk's own selection, its offers and their merge: every one left where `rest`
+    /// (every other thread has started on its own share, and will come for this one's back only once
+    /// that is done), else the first half of those left (at least one), so that a thread still waking
+    /// finds the last ones (`vec1m_k100` on two threads).
     fn take(&self, front: bool, rest: bool) -> Option<core::ops::Range<usize>> {
         let mut now = self.left.load(Ordering::Relaxed);
         loop {
@@ -388,8 +382,8 @@ fn run_pieces<T: Element, I: Index>(
 /// Writes the first K (the outputs' length) of `runs`, each sorted (first best, ties by position), to
 /// `values` and `indices`, by a merge: the next is the first of the runs' heads in the slots' order.
 /// O(K · runs), on the caller's thread after the runs were sorted on theirs; offering every run's slots
-/// to one `Accumulator` and sorting its K there took 2-3 µs of a 25 µs call (1M f32 with K = 100 on two
-/// threads of a Zen 5), and the pieces' merge by keys alone had to break ties by the pieces' order.
+/// to one `Accumulator` and sorting its K there would cost a tenth of a call (`vec1m_k100` on two
+/// threads), and a merge of the pieces by keys alone would have to break ties by the pieces' order.
 fn write_merged<T: Element, I: Index>(runs: &[&[Slot<T>]], values: ViewMut<'_, T, 1>, indices: ViewMut<'_, I, 1>) {
     let [k] = values.sizes();
     let mut heads = vec![0; runs.len()];

@@ -27,10 +27,10 @@ use crate::view::{self, MAX_RANK, View, ViewMut};
 pub(crate) trait Word: Index {
     /// Runs `plan` by the walk compiled in this crate for `T` and this word ([`Engines`]): a caller
     /// in another crate (a test binary, the C ABI, a runtime) calls it, where the generic walk would be
-    /// compiled again there, 24 copies in a crate that tries every type (a third of the command-line
-    /// example's debug LLVM IR). Not on targets without SIMD engines (firmware): there the caller's
-    /// crate compiles the walk, inlined with its requests' constants (axis, sizes), and the paths they
-    /// rule out stay out of the flash (15.5 KB of a 32 KiB budget). A copy in this crate would be the
+    /// compiled again there, 24 copies in a crate that tries every type (a large part of the
+    /// command-line example's debug build). Not on targets without SIMD engines (firmware): there the
+    /// caller's crate compiles the walk, inlined with its requests' constants (axis, sizes), and the
+    /// paths they rule out stay out of the flash. A copy in this crate would be the
     /// one the caller links (release builds share generic copies at opt-level "s"), out of line.
     ///
     /// [`Engines`]: crate::element::Engines
@@ -181,7 +181,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         Ok((low, high))
     }
 
-    /// The engine `backend` runs this plan on ([`crate::TopK::resolve`]; the measurements are on
+    /// The engine `backend` runs this plan on ([`crate::TopK::resolve`]; the reason is on
     /// [`crate::cpu::short_rows_prefer_avx2`]).
     pub(crate) fn resolve(&self, backend: Backend) -> Backend {
         let resolved = backend.resolve();
@@ -290,9 +290,9 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
 
     /// Whether sequences are short enough to be read side by side from a tile ([`each_tiny`]): at most
     /// [`TINY`] long, K small enough for the lanes' pools, and a group of them at least; with K = 1, also
-    /// shorter than the widest vector where the engine has `first_best` (rows of 16 to 32 f32 are 10-50%
-    /// faster one at a time through it). Only where SIMD engines exist: elsewhere (firmware) the portable
-    /// lanes keep one sequence at a time, and the path's 7 KB of code stay out of a 32 KiB flash budget.
+    /// shorter than the widest vector where the engine has `first_best` (rows of 16 to 32 f32 are faster
+    /// one at a time through it). Only where SIMD engines exist: elsewhere (firmware) the portable lanes
+    /// keep one sequence at a time, and the path's code stays out of the flash.
     ///
     /// [`each_tiny`]: Plan::each_tiny
     fn tiny_rows(&self, engine: Engine, sequences: usize) -> bool {
@@ -307,8 +307,8 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
 
     /// Sequences of at most [`TINY`] elements, [`MAX_LANES`] at a time: copied into a tile on the stack,
     /// element `p` of the group's sequence `r` at `p · MAX_LANES + r`, then read side by side from there
-    /// by the engine's side filter, one sequence per lane (the rows of MoE routing: one at a time, a row
-    /// of 8 cost as much as ONNX Runtime's heap). A group the engine declines, and the last one if
+    /// by the engine's side filter, one sequence per lane (the rows of MoE routing, where a row of 8 one at
+    /// a time pays a whole selection's fixed cost). A group the engine declines, and the last one if
     /// shorter, go one at a time through `one`.
     // Out of line: inlined, its 4 KiB tile sat in the frame of every call, tiny rows or not.
     #[inline(never)]
@@ -477,7 +477,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         let flip = self.direction.flip::<T::Key>();
         let mut coord = coordinates(sizes, axis, sequences.start);
         // The three addresses of `coord`, moved with it (most steps add one stride to each, where
-        // computing them took three times eight multiply-adds a sequence).
+        // computing them takes three times eight multiply-adds a sequence).
         let strides = self.strides();
         let mut addresses = self.addresses(&coord);
         for _ in sequences {
@@ -584,8 +584,8 @@ pub(crate) fn coordinates<const D: usize>(sizes: &[usize; D], axis: usize, mut n
 /// Moves `coord` to the next sequence, and each of `addresses` (of layouts with `strides`) with it.
 ///
 /// Inlined: called out of line, it left `addresses` in memory, written a word at a time, and the tile's
-/// walk read two of them back as one 16-byte load, which waited for those stores (a quarter of the time
-/// of 4096 rows of 8; 0.077 to 0.055 ms with K = 1, and 16384 rows of 8 with K = 2, 0.37 to 0.28).
+/// walk read two of them back as one 16-byte load, which waited for those stores (a large part of the
+/// time of many rows of 8 with K of 1 or 2).
 #[cfg_attr(any(target_arch = "x86_64", target_arch = "aarch64"), inline(always))]
 fn advance<const D: usize, const N: usize>(
     coord: &mut [usize; D],

@@ -41,9 +41,9 @@ pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
 /// neighbouring sequences are adjacent in memory (the innermost dimension, stride 1) with K above 16:
 /// there it is 16 times that, a candidate buffer for each of the 16 sequences the engines read side
 /// by side (on x86_64 and aarch64, where those engines are). Given less, such a request reads its
-/// sequences one at a time, each through its stride: one cache line per element, 4x slower on
-/// 4096 x 256 f32 with K = 50 (BENCHMARKS.md). 0 when there is nothing to select (K = 0, no element,
-/// or no such axis).
+/// sequences one at a time, each through its stride: one cache line per element, several times slower
+/// (4096 x 256 f32 on axis 0 with K = 50; see BENCHMARKS.md). 0 when there is nothing to select (K = 0,
+/// no element, or no such axis).
 ///
 /// ```
 /// use topk_kernels::{Layout, Tensor, scratch_len, scratch_len_for};
@@ -84,7 +84,7 @@ pub(crate) fn side_pools<const D: usize>(input: &Layout<D>, axis: usize, k: usiz
     arch::SIMD_ENGINES && k > arch::SIDE_MAX_K && side_dimension(input, axis).is_some()
 }
 
-/// Selects the first `k` elements of every sequence along `axis` (SPEC.md §1).
+/// Selects the first `k` elements of every sequence along `axis` (`docs/CONTRACT.md` §1).
 ///
 /// Validates everything first; on error nothing is written. `scratch` needs
 /// [`scratch_len`]`::<T>(input.sizes()[axis], k)` words; [`scratch_len_for`] says what runs fastest
@@ -155,10 +155,10 @@ pub fn topk_on_stack<const K_MAX: usize, T: Element, I: Index, const D: usize>(
     topk(input, axis, k, direction, values, indices, scratch.as_flattened_mut())
 }
 
-/// The checks of SPEC.md §5 that relate a request's tensors, on their layouts alone: `axis` names one of
-/// the input's dimensions, `k` is at most the input's size along it, each output has the input's sizes
-/// but `k` along `axis`, and the last position along `axis` fits an index type whose largest position
-/// is `max_position` ([`Index::MAX_POSITION`]). Returns the input's size along `axis`.
+/// The checks of `docs/CONTRACT.md` §5 that relate a request's tensors, on their layouts alone: `axis`
+/// names one of the input's dimensions, `k` is at most the input's size along it, each output has the
+/// input's sizes but `k` along `axis`, and the last position along `axis` fits an index type whose
+/// largest position is `max_position` ([`Index::MAX_POSITION`]). Returns the input's size along `axis`.
 ///
 /// [`TopK::new`] runs exactly these (each layout having been validated against its buffer by
 /// [`View`]/[`ViewMut`]); a backend of its own, such as the GPU crate, calls it to accept and refuse
@@ -240,7 +240,7 @@ pub struct TopK<'a, T: Element, I: Index, const D: usize> {
 }
 
 impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
-    /// Validates a request (SPEC.md §5). Nothing is written, whatever the result.
+    /// Validates a request (`docs/CONTRACT.md` §5). Nothing is written, whatever the result.
     pub fn new(
         input: View<'a, T, D>,
         axis: usize,
@@ -322,7 +322,7 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     /// The engine `backend` runs this plan on: a concrete backend stands for itself; `Auto` is the
     /// widest this CPU has ([`Backend::resolve`]), except on AMD's Zen 4, where short contiguous rows
     /// (up to 512 elements, a multiple of 32) of up to 32-bit elements with K from 2 to 16 run on AVX2,
-    /// 1.1-1.4x faster there than its AVX-512.
+    /// faster there than its AVX-512.
     ///
     /// ```
     /// use topk_kernels::{Backend, Direction, TopK, View, ViewMut};
@@ -388,7 +388,7 @@ mod tests {
                 naive::topk(input, 0, k, direction, v, i).unwrap();
                 // Miri leaves out the backends that would repeat a run it has just made: `Naive` is the
                 // reference's own `run_sequences` call, and `Auto` resolves to `Portable` there (the two
-                // took it about 40 of 89 s: the reference reads the row once for each of the K).
+                // are most of its time: the reference reads the row once for each of the K).
                 let repeats = |b: &Backend| cfg!(miri) && matches!(b, Backend::Naive | Backend::Auto);
                 for backend in Backend::ALL.into_iter().filter(|b| b.is_available() && !repeats(b)) {
                     let (mut got_v, mut got_i) = (vec![T::ZERO; k], vec![0u32; k]);
@@ -476,7 +476,7 @@ mod tests {
         agrees_with_naive(&f16s);
     }
 
-    /// `Auto` on a plan is the CPU's widest engine, but AVX2 for the short rows of Zen 4's rule (and
+    /// `Auto` on a plan is the CPU's widest engine, but AVX2 for the short rows of the AMD rule (and
     /// only there): rows of whole AVX2 blocks up to 512, K from 2 to 16, up to 32-bit elements,
     /// contiguous; a concrete backend stands for itself.
     #[test]

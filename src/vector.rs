@@ -242,9 +242,9 @@ pub(crate) trait Vector: Copy {
     /// Lanes whose bits, read as IEEE floats of the lane's width, are not `<= limit`'s (true for NaN).
     fn float_nle(self, limit: Self) -> Self::Mask;
     /// Lane-wise, reading the bits as IEEE floats of the lane's width: the larger, and a NaN where either
-    /// is NaN (the better of the two in SPEC §2's `Decreasing` order, up to which NaN). The default
-    /// compares and blends (two compares, an or and a blend); the ISAs with a maximum that can keep the
-    /// NaN take one or two instructions.
+    /// is NaN (the better of the two in `docs/CONTRACT.md` §2's `Decreasing` order, up to which NaN). The
+    /// default compares and blends (two compares, an or and a blend); the ISAs with a maximum that can
+    /// keep the NaN take one or two instructions.
     #[inline(always)]
     fn float_max(self, other: Self) -> Self {
         Self::select(Self::or_mask(other.float_lt(self), self.float_nle(self)), self, other)
@@ -265,7 +265,7 @@ pub(crate) trait Vector: Copy {
     /// Whether the hot loop tests a float block by folding its vectors with
     /// [`float_max`](Self::float_max) or [`float_min`](Self::float_min) and comparing once, rather than
     /// comparing each vector and or-ing the masks: where masks are registers of their own, whose
-    /// instructions bound the loop (AVX-512 on Zen 4).
+    /// instructions bound the loop (AVX-512).
     const FOLDS_FLOATS: bool = false;
     /// `yes` in the lanes of `mask`, `no` elsewhere.
     fn select(mask: Self::Mask, yes: Self, no: Self) -> Self;
@@ -280,8 +280,8 @@ pub(crate) trait Vector: Copy {
 
     /// Whether the filter's hot paths are worth compiling in several copies (one per float test, two
     /// blocks a branch, the guessed cap of long rows): true for SIMD registers. The portable lanes keep
-    /// one generic copy: they are what firmware links, and its flash budget is 32 KiB (the copies took
-    /// the firmware image from 30 to 55 KB).
+    /// one generic copy: they are what firmware links, and the copies would take the firmware image far
+    /// over its flash budget.
     const SPECIALIZE: bool = true;
 
     // What the sorting networks of `arch::generic::network` need.
@@ -339,7 +339,7 @@ pub(crate) trait Vector: Copy {
         self.partition_lanes(bits)
     }
     /// Whether the K-th smallest lane of two vectors is found by counting every lane's rank rather than
-    /// by the sorting network (see `network::kth_by_ranks`): measured on AVX2's eight 32-bit lanes.
+    /// by the sorting network (see `network::kth_by_ranks`): set for AVX2's eight 32-bit lanes.
     const RANKS_PAIRS: bool = false;
     /// The numbers of the lanes set in `bits` plus `vector · LANES` (`vector` below 4: a block's vector),
     /// first, in order: [`iota`](Self::iota) compressed and moved to the block's vector. AVX2's compress

@@ -13,7 +13,7 @@ pub const MAX_RANK: usize = 8;
 /// Sizes, strides and offset of a view whose every reachable address is known to fit a slice of `len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Layout<const D: usize> {
-    // Read in place by the walk (`plan.rs`), where copying the arrays out cost flash; written only here.
+    // Read in place by the walk (`plan.rs`), where copying the arrays out costs flash; written only here.
     pub(crate) sizes: [usize; D],
     pub(crate) strides: [isize; D],
     offset: usize,

@@ -296,8 +296,8 @@ int32_t topk1(const struct topk_tensor_desc *input,
  * That is `min(n, 2k)` candidates of 8 bytes (16 for 64-bit data types), n the size along `axis`,
  * the least `topk1` takes; on x86_64 and aarch64, 16 times that on a non-last axis with `k` above 16
  * when the input's last dimension has stride 1 (16 sequences read side by side, a candidate buffer
- * each; given only the least, `topk1` reads them one at a time, 4x slower). Reads only the input's
- * data type, dimension count, sizes and strides (not its data or byte size). Returns
+ * each; given only the least, `topk1` reads them one at a time, several times slower). Reads only
+ * the input's data type, dimension count, sizes and strides (not its data or byte size). Returns
  * `TOPK_STATUS_OK` or a negative status, in which case `*bytes` is left alone.
  *
  * # Safety

@@ -4,7 +4,7 @@
 //! when the committed copy is stale). Three functions:
 //!
 //! - [`topk1`] selects K elements along `axis` of a strided tensor of 1 to 8 dimensions, exactly as
-//!   SPEC.md says (ties by ascending position, NaN above `+inf`, values copied bit for bit);
+//!   `docs/CONTRACT.md` says (ties by ascending position, NaN above `+inf`, values copied bit for bit);
 //! - [`topk1_scratch_bytes`] tells how much scratch memory `topk1` needs (the library never allocates);
 //! - [`topk_status_message`] turns any status into a static, NUL-terminated sentence.
 //!
@@ -32,9 +32,9 @@
 //! # Panics and unwinding
 //! No panic may unwind into C: that would be undefined behaviour. The crate makes sure of it three ways:
 //! - **No panic path by construction.** The entry points validate every number with checked arithmetic
-//!   and `Result`s before calling the library, whose own contract (SPEC.md §5) is that no input makes it
-//!   panic. There is nothing to catch, so nothing is wrapped in `catch_unwind` (which `no_std` does not
-//!   have anyway).
+//!   and `Result`s before calling the library, whose own contract (`docs/CONTRACT.md` §5) is that no
+//!   input makes it panic. There is nothing to catch, so nothing is wrapped in `catch_unwind` (which
+//!   `no_std` does not have anyway).
 //! - **`extern "C"` aborts on unwind.** Should a panic happen regardless (a bug), Rust (since 1.81) turns
 //!   an unwind that reaches an `extern "C"` function's boundary into an abort: the process stops, C never
 //!   sees an unwinding frame. `panic = "abort"` cannot be set per crate, so this is the backstop with
@@ -654,8 +654,8 @@ pub unsafe extern "C" fn topk1(
 /// That is `min(n, 2k)` candidates of 8 bytes (16 for 64-bit data types), n the size along `axis`,
 /// the least `topk1` takes; on x86_64 and aarch64, 16 times that on a non-last axis with `k` above 16
 /// when the input's last dimension has stride 1 (16 sequences read side by side, a candidate buffer
-/// each; given only the least, `topk1` reads them one at a time, 4x slower). Reads only the input's
-/// data type, dimension count, sizes and strides (not its data or byte size). Returns
+/// each; given only the least, `topk1` reads them one at a time, several times slower). Reads only
+/// the input's data type, dimension count, sizes and strides (not its data or byte size). Returns
 /// `TOPK_STATUS_OK` or a negative status, in which case `*bytes` is left alone.
 ///
 /// # Safety

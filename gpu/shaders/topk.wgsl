@@ -1,5 +1,6 @@
 // Top-K along one axis of a strided tensor: DirectML's DML_TOP_K1 on u32 words, bit-identical to the CPU
-// crate (SPEC.md). Baseline WGSL: no f16, no 64-bit integers; every value type is read as u32 words.
+// crate (`docs/CONTRACT.md`). Baseline WGSL: no f16, no 64-bit integers; every value type is read as u32
+// words.
 //
 // Idea:
 //   key(x)   = the CPU crate's order-preserving key (src/element.rs) as (hi, lo) u32 words, bits flipped
@@ -29,7 +30,7 @@ override WORKGROUP: u32 = 256u;
 const TILE: u32 = 1024u;
 const NONE: u32 = 0xFFFFFFFFu;
 
-// What a call is: mirrored by `Desc` in src/lib.rs.
+// What a call is: mirrored by `Desc` in src/shader.rs.
 struct Desc {
     // Dimensions other than the axis, outermost first (`outer_rank` of them): sizes and element strides.
     outer_sizes: array<vec4<u32>, 2>,
@@ -59,7 +60,7 @@ struct Desc {
     pad0: u32,
 }
 
-// One dispatch of a call: mirrored by `Job` in src/lib.rs (bound at a dynamic offset).
+// One dispatch of a call: mirrored by `Job` in src/shader.rs (bound at a dynamic offset).
 struct Job {
     // Where entries come from: 0 the input (keys computed here), 1 `scratch`.
     source: u32,
@@ -459,7 +460,7 @@ fn radix_histogram(
 
 // One workgroup per row: the bin holding the K-th, its digit fixed, the bins cleared for the next digit.
 // The 256 bins are summed by a parallel prefix scan in workgroup memory: one invocation walking them
-// through global atomics was a chain of 256 dependent round trips to L2, most of a call's time on a GPU.
+// through global atomics would be a chain of 256 dependent round trips to L2, most of a call's time.
 @compute @workgroup_size(WORKGROUP)
 fn radix_select(
     @builtin(local_invocation_index) lid: u32,

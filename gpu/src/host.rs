@@ -1,4 +1,4 @@
-//! Output views over host slices, for [`TopKGpu::run_host`](crate::TopKGpu::run_host)(crate::TopKGpu::run_host).
+//! Output views over host slices, for [`TopKGpu::run_host`](crate::TopKGpu::run_host).
 
 use topk_kernels::{Layout, MAX_RANK, Tensor};
 

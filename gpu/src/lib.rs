@@ -1,5 +1,5 @@
 //! topk-kernels on the GPU: the same operator as WGSL compute shaders on wgpu, bit-identical to the CPU
-//! crate on every input (SPEC.md §6).
+//! crate on every input (`docs/CONTRACT.md` §6).
 //!
 //! ```no_run
 //! use topk_kernels::{Direction, View};

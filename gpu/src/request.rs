@@ -48,9 +48,9 @@ pub struct Request {
 }
 
 impl Request {
-    /// Validates a request with the CPU crate's own checks ([`check_request`], SPEC.md §5), given the
-    /// layouts of the three tensors (each validated against its own buffer's length by `Layout::new`),
-    /// and that neither output aliases itself.
+    /// Validates a request with the CPU crate's own checks ([`check_request`], `docs/CONTRACT.md` §5),
+    /// given the layouts of the three tensors (each validated against its own buffer's length by
+    /// `Layout::new`), and that neither output aliases itself.
     #[allow(clippy::too_many_arguments)] // the operator's parameters, as in the CPU crate
     pub fn new<const D: usize>(
         dtype: DataType,

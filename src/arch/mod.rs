@@ -37,7 +37,7 @@ pub(crate) const SIDE_MAX_K: usize = generic::SMALL_K;
 
 /// Whether this target has SIMD engines. The paths that pay only with them (tiny rows read from a
 /// tile, side by side above [`SIDE_MAX_K`] with a candidate buffer per lane) are compiled only here:
-/// elsewhere (firmware) the portable lanes keep their code out of a 32 KiB flash budget.
+/// elsewhere (firmware) the portable lanes keep their code out of the flash budget.
 pub(crate) const SIMD_ENGINES: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 /// `match $engine`: `$scalar` on the scalar engine, `$portable` on the portable one, and `$simd` on each
@@ -140,8 +140,7 @@ impl Engine {
         // to it).
         let bisected = generic::bisects::<T>(first.len(), k) && first.cap().is_none();
         // Not under a cap: counting reads every element whatever the cap, where the filter under a K-th
-        // key carried from earlier chunks passes few (1024-element u8 chunks with K = 100: 5.7 µs a chunk
-        // counted).
+        // key carried from earlier chunks passes few (chunks of 1024 u8 with K = 100).
         let counted = crate::histogram::suits::<T>(first.len(), k, self.wide()) && first.cap().is_none();
         if !bisected && !counted {
             // The filter: every row in one call of a SIMD engine.

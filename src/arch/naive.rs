@@ -1,6 +1,6 @@
 //! The reference engine: the first K by definition, one pass over the sequence for each rank, O(n·K). It
-//! pins the semantics (the order of SPEC.md §2, ties by position) that every other engine is compared
-//! with, bit for bit; [`crate::naive::topk`] runs it behind the same validation as every call.
+//! pins the semantics (the order of `docs/CONTRACT.md` §2, ties by position) that every other engine is
+//! compared with, bit for bit; [`crate::naive::topk`] runs it behind the same validation as every call.
 
 use crate::element::{Element, ordered_key};
 use crate::entry::Emit;

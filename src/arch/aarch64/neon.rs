@@ -9,7 +9,7 @@ use crate::candidates::CoreSort;
 use crate::cpu::Neon;
 use crate::vector::{MAX_LANES, Vector};
 
-// Candidates are ordered by `core`'s sort: the network lost to it on two 64-bit lanes without an
+// Candidates are ordered by `core`'s sort: the network does not beat it on two 64-bit lanes without an
 // unsigned 64-bit minimum (see `sorter::Network`).
 generic::engine::simd_engine! {
     token: Neon,

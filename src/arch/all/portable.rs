@@ -28,7 +28,8 @@ pub(crate) fn select<T: Element, E: Entry>(
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) {
-    // Candidates ordered by `core`'s sort: the network lost to it on these lanes (see `sorter::Network`).
+    // Candidates ordered by `core`'s sort: the network does not beat it on these lanes (see
+    // `sorter::Network`).
     generic::select::<U32x8, U64x4, CoreSort, T, E>(seq, k, flip, buffer, emit);
 }
 
@@ -46,8 +47,8 @@ pub(crate) fn select_side<T: Element>(
 /// Whether `wide` has SIMD registers on this target. Where it has none (a Cortex-M), its vectors are
 /// arrays and each operation is written out lane by lane; its float compares (through float lanes and
 /// back, for each of the three tests the one generic filter holds) and its run-time shuffle (a bounds check
-/// per lane) then took the firmware image from 29,176 to 33,842 bytes, over its 32 KiB budget. Those are
-/// loops over the lanes there, which a size-optimised build keeps rolled.
+/// per lane) then take the firmware image over its flash budget. Those are loops over the lanes there,
+/// which a size-optimised build keeps rolled.
 const WIDE_SIMD: bool = cfg!(any(
     target_feature = "sse2",
     all(target_arch = "aarch64", target_feature = "neon"),
@@ -461,7 +462,7 @@ mod tests {
         let full = |mask: V::Mask| V::select(mask, V::splat(u64::MAX), V::splat(0)).lanes();
         for a in 0..n {
             // Miri: each window against itself and against the one 7 edges on, 32 of the 256 pairs (all
-            // of them took it 30-40 s a vector type). Every operation and every edge in every lane still
+            // of them are slow there). Every operation and every edge in every lane still
             // runs: the operations do not branch on the values, which the native run checks on every pair.
             let partners = (0..n).filter(|&b| !cfg!(miri) || b == a || b == (a + 7) % n);
             for b in partners {

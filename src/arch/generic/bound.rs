@@ -19,9 +19,9 @@ use super::network;
 const GROUPS: usize = 16;
 
 /// Blocks a row must exceed for [`minima_bound`] to pick by float compares ([`pick`]) rather than key
-/// every vector: on shorter rows the picks' latency (dependent maxima, and f16's conversions) was
-/// exposed. 4096 rows, ms: 64 f32, K = 8: 0.42 to 0.39; 100 f32, K = 1: 0.187 to 0.157; 64 f16, K = 8:
-/// 0.45 to 0.41. With 4 blocks, rows of 256 lost 5-10%.
+/// every vector: on shorter rows the picks' latency (dependent maxima, and f16's conversions) is
+/// exposed. Set by rows of 64 and 100 f32 and f16 with K of 1 and 8, and by rows of 256
+/// (`moe4096x256_k8`), which 4 blocks would slow; see BENCHMARKS.md, decisions.
 const PICK_MIN: usize = 2;
 
 /// Elements of a row's start the prefix bound reads (all of a short row).
@@ -51,8 +51,8 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     // hold (64 for 32-bit elements on AVX-512, 32 for AVX2 or 64-bit ones), and K at most three quarters
     // of them: the K-th minimum then leaves about 40 elements of a random row of 256 or 512 below it,
     // which `collect_below` collects (SHORT_CAP). Nearer the largest minimum, too many lie below it; the
-    // row is then selected whole (`whole_row`). 4096 rows of 256 f32, whole against this: K = 17 2.8 to
-    // 0.95 ms, K = 24 2.7 to 1.1 (AVX2 3.7 to 2.3), K = 32 2.9 to 1.6.
+    // row is then selected whole (`whole_row`), which is slower on such rows (rows of 256 f32 with K of
+    // 17 to 32).
     let vectors = (4 * GROUPS / V::LANES).clamp(1, UNROLL);
     if short && k > GROUPS && k <= 2 * GROUPS && 4 * k <= 3 * vectors * V::LANES {
         return minima_bound::<V, T, KIND>(prefix, k, flip, map, vectors);
@@ -63,12 +63,11 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     // Short rows with K above GROUPS / 2 take twice the groups: the K-th of 16 minima is then near their
     // largest, and about 45 elements of a random row of 256 with K = 16 lie below it, for the network
     // to sort (or, past SHORT_CAP, for the filter to run the row again); below the 16th of 32 minima,
-    // about 21. Rows of 256, K = 16: 1.36 to 0.85 ms for 4096 rows (AVX-512), 2.17 to 1.67 ms (AVX2);
-    // K = 12: 6-10% off.
+    // about 21 (rows of 256 with K of 12 and 16).
     // Long rows keep 16: their bound only seeds the pool for the first PREFIX elements. So do the
-    // portable lanes (the firmware's flash budget: 4 KB more).
-    // Each call with a constant count of vectors: one count known at run time cost rows of 256 with
-    // K = 8 5%.
+    // portable lanes (to keep the firmware's code small).
+    // Each call with a constant count of vectors: a count known only at run time slows rows of 256 with
+    // K = 8 (`moe4096x256_k8`).
     if short && k > GROUPS / 2 {
         minima_bound::<V, T, KIND>(prefix, k, flip, map, (2 * GROUPS / V::LANES).clamp(1, UNROLL))
     } else {
@@ -77,9 +76,9 @@ pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
 }
 
 /// Interleaved sets of groups [`pieces_bound`] takes at most (`UNROLL` vectors of groups each). Eight,
-/// not four, took AVX2's K of 65 to 128 from the filter to the collection (Zen 3, f32, ms: 1024 rows of
-/// 1024 with K = 100 4.47 to 2.22, K = 65 3.62 to 1.63; 256 rows of 4096, K = 100 2.63 to 0.80; ascending
-/// rows of 1024, K = 100 8.97 to 2.85; f64 with K = 60, 4.97 to 2.63).
+/// not four, take AVX2's K of 65 to 128 from the filter to the collection, which is faster there
+/// (rows of 1024 and 4096 f32 and f64 with K of 60 to 100, random and ascending); see BENCHMARKS.md,
+/// decisions.
 const MAX_SETS: usize = 8;
 
 /// A bound on the K-th best key of the whole of `row`, for K up to `MAX_SETS` (4 on AVX-512's vectors)
@@ -100,7 +99,7 @@ const MAX_SETS: usize = 8;
 /// contiguous pieces each bounded by their own end (the looser half of an ascending row of 256 with
 /// K = 40 let 148 elements below), where every interleaved group has its minimum near the best end.
 // Out of line in unoptimised builds (see `first_best`): inlined into the filter's frame, its
-// temporaries took the debug stack test past its bound.
+// temporaries take the debug stack test past its bound.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(super) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
@@ -114,7 +113,7 @@ pub(super) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
     if sets > MAX_SETS || row.len() < 2 * sets * UNROLL * V::LANES {
         return None;
     }
-    // As many chains as groups (see `pick`): 16 for one set cost rows of 1024 with K = 32 18%.
+    // As many chains as groups (see `pick`): 16 chains for one set slow rows of 1024 with K = 32.
     match sets {
         1 => sets_bound::<V, T, KIND, UNROLL>(row, k, flip, map),
         2 => sets_bound::<V, T, KIND, { 2 * UNROLL }>(row, k, flip, map),
@@ -129,7 +128,7 @@ pub(super) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
 /// [`pieces_bound`] over `N / UNROLL` sets; `None` also when the bound is the smallest key of the
 /// minima: then at least K elements hold that key (rows of one value, or with K NaNs selecting
 /// `Decreasing`), every one of them would be collected, and the filter, which stops taking them at the
-/// K-th, is faster (1024 rows of 1024 f32, K = 32, one in 8 a NaN: 2.1 to 1.4 ms).
+/// K-th, is faster (rows of 1024 f32 with K = 32, one in 8 a NaN).
 // Out of line in unoptimised builds, as `pieces_bound`: one size's frame at a time.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
@@ -184,7 +183,7 @@ pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
     let mut minima = [V::splat(u64::MAX); UNROLL];
     group_minima::<V, T, KIND, UNROLL>(row, flip, map, vectors, rounds, &mut minima);
     // The K-th smallest minimum, by a sorting network on the minima (one vector of 16 on AVX-512: 10
-    // steps, where counting each minimum's rank took 16 broadcasts, compares and popcounts).
+    // steps, where counting each minimum's rank takes 16 broadcasts, compares and popcounts).
     Some(network::kth_smallest(&minima, vectors, k))
 }
 
@@ -211,8 +210,8 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
         && vectors.is_multiple_of(2)
     {
         // f16 and bf16 in 16-bit lanes: two integer folds a register of 2 · LANES elements, where the
-        // f32 picks below took a conversion (or a widening) and a float maximum with its NaN test every
-        // LANES (AVX2, 4096 rows of 256 f16 with K = 8: 0.59-0.74 to 0.54-0.59 ms).
+        // f32 picks below take a conversion (or a widening) and a float maximum with its NaN test every
+        // LANES.
         // SAFETY: 1 <= rounds <= row.len() / (vectors · LANES) (checked, and clamped above); vectors is 2
         // or 4 (even, at most N = UNROLL); KIND HALF is f16, BRAIN bf16.
         let picked = unsafe {
@@ -230,8 +229,7 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
         && (rounds * vectors * V::LANES).is_multiple_of(size_of::<V>() / size_of::<T>())
     {
         // 8- and 16-bit integers in lanes of their width: one fold a register of 4 or 2 vectors'
-        // elements, where keying each vector took a widening load, a flip and a minimum (AVX2, 4096
-        // rows of 256 with K = 8: 5.38 to 4.98 instructions an element for u8, 5.49 to 5.09 for u16).
+        // elements, where keying each vector takes a widening load, a flip and a minimum.
         let total = rounds * vectors * V::LANES;
         // Four vectors of groups span two registers of 16-bit lanes: a fold for each.
         let two = vectors * V::LANES > size_of::<V>() / size_of::<T>();
@@ -254,9 +252,8 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
     {
         // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
         // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
-        // copies of the loop took the firmware 4 KB over its flash budget). f16 without the 16-bit lanes
-        // above (or with an odd count of vectors) the same, converted to f32 on load and back at the
-        // end (4096 rows of 256, K = 8: 0.585 to 0.550 ms).
+        // copies of the loop would swell the firmware's code). f16 without the 16-bit lanes above (or
+        // with an odd count of vectors) the same, converted to f32 on load and back at the end.
         let picked = if flip == 0 {
             pick::<V, T, KIND, false, N>(row, vectors, rounds)
         } else {
@@ -541,11 +538,11 @@ fn narrow_better<V: Vector, T, const KIND: u8, const DECREASING: bool>(x: V, y: 
 }
 
 /// `x` where it is better than `y`, else `y`. `DECREASING`: the larger is better, and NaN better than
-/// every number; else the smaller is better, and every number better than NaN (SPEC §2's order; IEEE
+/// every number; else the smaller is better, and every number better than NaN (`docs/CONTRACT.md` §2's order; IEEE
 /// compares alone leave NaN out both ways).
 ///
 /// `DECREASING` is [`Vector::float_max`]: two instructions on AVX-512 where the compares and blend
-/// were four (4096 rows of 256 f32 with K = 8: 1-2% off the whole call).
+/// take four.
 #[inline(always)]
 fn better<V: Vector, const DECREASING: bool>(x: V, y: V) -> V {
     if DECREASING {
@@ -575,8 +572,8 @@ fn better_of3<V: Vector, const DECREASING: bool>(x: V, y: V, acc: V) -> V {
 ///     if #{ key < kth | b } < K: kth |= b              // one compare and a popcount a register
 /// ```
 /// Afterwards fewer than K keys are below `kth` and at least K at or below it. No memory but the row,
-/// where counting kept 256 counters a row, zeroed, incremented through a load and a store each, and
-/// walked (4096 rows of 256 u8 with K = 32: 25 instructions an element).
+/// where counting keeps 256 counters a row, zeroed, incremented through a load and a store each, and
+/// walked.
 #[inline(always)]
 pub(super) fn kth_by_bisection<V: Vector, T: Element, const KIND: u8>(
     row: &[T],

@@ -161,8 +161,8 @@ macro_rules! simd_engine {
         }
 
         /// One row of `engine_select`, out of line: inlined in the loop over the rows, the filter lost
-        /// registers to the loop's state and spilled them in its hot loops (4096 rows of 256 f32 with
-        /// K = 8: 32 instructions a row more than the call saves).
+        /// registers to the loop's state and spilled them in its hot loops, more instructions a row than
+        /// the call saves (`moe4096x256_k8`).
         ///
         /// # Safety
         /// The CPU has the features this is compiled with.

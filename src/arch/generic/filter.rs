@@ -110,15 +110,15 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
             break;
         }
         // The limit in the lanes' terms changes only with the threshold: prepared once per change, not
-        // once per block (worth about 3% on f16 rows of 128k, K = 50).
+        // once per block.
         if prepared.key != key {
             prepared = Prepared::new::<T, KIND>(key, flip, map);
         }
         // Chunks: CHUNK units tested without a branch, a bit each, then the lanes of the units with a
         // bit pushed, and on to the next chunk. Every way out of the hot loop below is a mispredicted
-        // branch and a restart of the loads in flight, about 35 ns on Zen 3: rows of 128k f16 with
-        // K = 50 push about 145 elements each, and those exits took a third of their time. A chunk
-        // leaves its loop once, however many of its units pass.
+        // branch and a restart of the loads in flight: rows of 128k f16 with K = 50 push about 145
+        // elements each, and those exits are a large part of their time. A chunk leaves its loop once,
+        // however many of its units pass.
         let unit = scan_unit::<V, T, KIND>();
         if const { V::SPECIALIZE && size_of::<T>() < 4 } && chunked && position + CHUNK * unit <= n {
             let (chunk, mut tested) = prepared.scan::<T, KIND, true>(row, position, &lanes);
@@ -131,10 +131,8 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
             'units: while tested != 0 {
                 let first = chunk + tested.trailing_zeros() as usize * unit;
                 tested &= tested - 1;
-                // Units of up to 64 lanes as one mask and one loop over it, where a loop per block had
-                // two exits a unit to mispredict (AVX2, 32 x 128k f16: K = 100 0.369-0.391 to
-                // 0.329-0.351 ms, K = 50 0.253-0.276 to 0.252-0.274); AVX-512's f16 as its two blocks of
-                // 64 lanes.
+                // Units of up to 64 lanes as one mask and one loop over it, where a loop per block has
+                // two exits a unit to mispredict; AVX-512's f16 as its two blocks of 64 lanes.
                 let parts = if unit <= 64 { 1 } else { unit / block };
                 for part in 0..parts {
                     let (start, bits) = if unit <= 64 {
@@ -159,8 +157,7 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
             continue;
         }
         // The hot loop: whole blocks against an unchanged limit until one has a lane below it. The pool
-        // is looked at only after survivors (it was once per block: f16 rows of 128k with K = 8, 0.25 to
-        // 0.13 ms for 32).
+        // is looked at only after survivors, not once per block.
         let (mut start, mut bits) = prepared.scan::<T, KIND, false>(row, position, &lanes);
         if bits == 0 {
             if start >= n {
@@ -190,23 +187,23 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
 /// K from which the filter scans 8- and 16-bit elements in chunks: their scans are bound by their
 /// instructions (widening or converting loads, AVX-512's 16-bit compares), not by memory, and a restart
 /// wastes the most there. Smaller K keeps a sorted pool whose threshold is exact from the K-th push on,
-/// and pushes too few for chunks to pay (32 x 128k f16 with K = 8 tied or lost 3% on Zen 3). 32- and
-/// 64-bit elements, read at the memory's speed, lost with chunks: 32 x 128k f32 with K = 50, 0.54-0.55
-/// to 0.63-0.84 ms on Zen 3.
+/// and pushes too few for chunks to pay. 32- and 64-bit elements, read at the memory's speed, gain
+/// nothing from chunks and are scanned in blocks. Set by rows of 128k f16 and f32 with K = 8 and 50
+/// (`llm32x128k_k50_f16`, `llm32x128k_k50`); see BENCHMARKS.md, decisions.
 const CHUNKED_MIN_K: usize = SMALL_K + 1;
 
 /// Rows at least this many times K long have survivors too sparse for chunks on CPUs whose exits are
 /// cheap ([`crate::cpu::exits_are_cheap`]): the guessed cap lets about 3 K through, one every 500
-/// elements or more, four units of 128 16-bit lanes (Zen 5: chunks lost at n / K = 1830 and 2560,
-/// tied at 1600, won at 1280 and below).
+/// elements or more, four units of 128 16-bit lanes. The crossover in n / K is measured on 16-bit rows
+/// with AVX-512 (`llm32x128k_k50_f16` and longer rows); see BENCHMARKS.md, decisions.
 const SPARSE_RATIO: usize = 1536;
 
 /// Offers the elements of `row` from `start` whose bits are set in `bits` (lane `i` is bit `i`), in
 /// position order; returns how many entered, and, where the bits were tested under the limit
 /// `tested_under`, where to test again if the limit fell below it (a compaction among these pushes)
 /// and turned an element away. The rest of the bits, and a chunk's later marks, are then stale, and
-/// offered one at a time they cost a rejection each: a row of one value offered every lane of its
-/// first chunk (32 x 128k f16 with K = 50, AVX-512 on Zen 5: 0.51-0.77 ms, 0.10-0.12 tested again).
+/// offered one at a time they cost a rejection each: without testing again, a row of one value would
+/// offer every lane of its first chunk.
 #[inline(always)]
 fn push_passing<T: Element>(
     candidates: &mut impl Pool,
@@ -282,9 +279,8 @@ pub(super) const HALF_K: usize = SMALL_K / 2;
 ///
 /// The slots start as [`Entry::LAST`], so every push is the same branch-free pass over them (an
 /// insertion loop's exit is a mispredicted branch per push, which cost more than the moves). K <= 8
-/// passes over the lower 8 slots only: the one branch is the same for every push of a call, and it took
-/// a quarter off MoE rows (1.04 to 0.78 ms for 4096 x 256, K = 8). (Two pool types sized 8 and 16 did
-/// the same, but doubled the filter's code: the firmware build grew from 26 to 45 KB.)
+/// passes over the lower 8 slots only: the one branch is the same for every push of a call (set by
+/// `moe4096x256_k8`). One pool type, not two sized 8 and 16: two would double the filter's code.
 pub(super) struct Sorted<E> {
     best: [E; SMALL_K],
     /// Entries pushed, up to K: the slots from here on are still `LAST`.

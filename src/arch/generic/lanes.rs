@@ -10,10 +10,10 @@ use crate::element::{Element, FLOAT_KEY, Key, SIGNED_KEY, Sealed, UNSIGNED_KEY};
 use crate::vector::Vector;
 
 /// Bytes ahead of the hot loop that it asks the cache for, one line per two blocks: in the next 4 KiB
-/// page, where the hardware prefetchers (which stay within a page) have not started yet. On the Xeon,
-/// 32 x 128k f32 with K = 50: 0.77 to 0.62 ms (below the floor, a plain read, of 0.63-0.68); f16 0.39 to
-/// 0.34; 1M f32 with K = 100 0.149 to 0.140; 1 or 2 KiB ahead did little, i32 did not change. Float
-/// rows on AMD CPUs go without (see [`crate::cpu::prefetches_floats`]): their prefetch is of the line
+/// page, where the hardware prefetchers (which stay within a page) have not started yet. Set by
+/// `llm32x128k_k50`, `llm32x128k_k50_f16` and `vec1m_k100` on an Intel CPU with AVX-512 (1 or 2 KiB
+/// ahead gains less; i32 rows do not change); see BENCHMARKS.md, decisions. Float rows on AMD CPUs go
+/// without (see [`crate::cpu::prefetches_floats`]): their prefetch is of the line
 /// the loop loads anyway, which costs nothing measurable. (A prefetch of an address past the row is a
 /// hint to the cache: it reads nothing and cannot fault.)
 const SCAN_AHEAD: usize = 4096;
@@ -27,9 +27,9 @@ pub(super) const UNROLL: usize = 4;
 pub(super) const CHUNK: usize = 64;
 
 /// The elements the hot loop tests a branch: two blocks for 32- and 64-bit elements and 8- and 16-bit
-/// ones in lanes of their width (32 x 128k f32 with K = 8: 0.26 to 0.18 ms; f16 with K = 1, 0.100 to
-/// 0.081; one block a branch left the loads too few in flight to reach the memory's speed), one for
-/// narrower ones, whose loads widen or convert (they lost 10-15% with two).
+/// ones in lanes of their width (one block a branch leaves the loads too few in flight to reach the
+/// memory's speed), one for narrower ones, whose loads widen or convert (two blocks slow them). Set by
+/// rows of 128k f32 and f16 with K of 1 and 8 (the shape of `llm32x128k_k50`).
 #[inline(always)]
 pub(super) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize {
     let blocks = if in_16_bit_lanes::<V, T, KIND>() || in_8_bit_lanes::<V, T, KIND>() || size_of::<T>() >= 4 {
@@ -43,9 +43,8 @@ pub(super) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize 
 /// Whether `KIND`'s elements are tested as raw bits in 16-bit lanes on `V`, where the vector has them
 /// ([`Vector::HALF_LANES`]): f16 and bf16 (`HALF`, `BRAIN`), sign and magnitude in 16 bits, so that one
 /// set of integer tests ([`half_limit`]) serves both with the type's infinity; and 16-bit integers,
-/// whose keys are their bits (the sign flipped if signed), on the same compares. Against 32-bit lanes
-/// (AVX2, Zen 3, ms): 32 x 128k i16 with K = 50 0.35 to 0.23, K = 8 0.37 to 0.19, u16 K = 8 0.31 to 0.18;
-/// 4096 x 256 i16 with K = 8 0.75 to 0.50.
+/// whose keys are their bits (the sign flipped if signed), on the same compares: twice the lanes a
+/// register of 32-bit lanes holds, and no widening load.
 #[inline(always)]
 pub(super) const fn in_16_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
     V::HALF_LANES && size_of::<T>() == 2 && matches!(KIND, HALF | BRAIN | UNSIGNED | SIGNED)
@@ -53,8 +52,8 @@ pub(super) const fn in_16_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> 
 
 /// Whether `KIND`'s elements are 8-bit integers tested as raw bits in 8-bit lanes on `V`, where the
 /// vector has them ([`Vector::BYTE_LANES`]): a block is one register, and the key's flips move into the
-/// limit as for wider integers. Against 32-bit lanes (AVX2, Zen 3, ms): 1M u8 with K = 100 0.049 to
-/// 0.026, i8 0.054 to 0.026; 32 x 128k u8 with K = 50 0.28 to 0.13, i8 with K = 8 0.22 to 0.09.
+/// limit as for wider integers: four times the lanes of 32-bit lanes, and no widening load
+/// (`u8_1m_k100`).
 #[inline(always)]
 pub(super) const fn in_8_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
     V::BYTE_LANES && size_of::<T>() == 1 && matches!(KIND, UNSIGNED | SIGNED)
@@ -79,11 +78,10 @@ pub(super) const NATIVE_FLOAT: u8 = 3;
 pub(super) const HALF: u8 = 4;
 
 /// bf16 on vectors with 16-bit lanes: the raw bits, like f16's (the same tests, with bf16's infinity:
-/// [`in_16_bit_lanes`]); AVX2 on Zen 3, 32 x 128k with K = 50, 0.34-0.50 to 0.25 ms, K = 1 0.27 to
-/// 0.17. On the other SIMD engines' 32-bit lanes ([`Vector::WIDENS_BF16`]): widened to the f32 of the
-/// same value on load ([`Vector::load_bf16`]: its bits shifted up 16, exact) and compared like
-/// `NATIVE_FLOAT` against the bf16 limit value, widened too. Keyed in the lanes instead (`FLOAT`, nine
-/// operations a vector), 32 x 128k with K = 50 took 1.19 ms on Zen 3 (AVX2), 0.44 widened.
+/// [`in_16_bit_lanes`]). On the other SIMD engines' 32-bit lanes ([`Vector::WIDENS_BF16`]): widened to
+/// the f32 of the same value on load ([`Vector::load_bf16`]: its bits shifted up 16, exact) and compared
+/// like `NATIVE_FLOAT` against the bf16 limit value, widened too, where keying in the lanes (`FLOAT`)
+/// takes nine operations a vector.
 pub(super) const BRAIN: u8 = 5;
 
 /// A key limit turned into what the block test compares lanes with.
@@ -207,8 +205,8 @@ impl<V: Vector> Prepared<V> {
     /// elements from `start` on with a unit that passes, as its start and its units' tests (unit `u` is
     /// bit `u`); or the first start past the last whole chunk, and 0.
     ///
-    /// The float test is matched once, outside the loop (matched inside, it was a load and a branch per
-    /// block, and the loop ran at 80% of the memory's speed on 1M f32 with K = 1).
+    /// The float test is matched once, outside the loop (matched inside, it is a load and a branch per
+    /// block, and the loop falls short of the memory's speed).
     #[inline(always)]
     pub(super) fn scan<T: Element, const KIND: u8, const CHUNKS: bool>(
         &self,
@@ -239,7 +237,7 @@ impl<V: Vector> Prepared<V> {
     /// Each vector's test stays a mask register that the compress takes as it is, where the bits of a
     /// whole block went through a general register and back, and the test is matched outside the loop.
     // Out of line in unoptimised builds (see `first_best`): inlined, its three copies' temporaries each
-    // took stack slots in the filter's frame (12 KiB more).
+    // take stack slots in the filter's frame (12 KiB more).
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
     pub(super) fn compress_blocks<T: Element, const KIND: u8>(
@@ -319,7 +317,7 @@ impl<V: Vector> Prepared<V> {
         let last_room = found.len().checked_sub(block)?;
         for _ in 0..row.len() / block {
             // Room for the whole block checked once, not per vector (two compares and branches of each
-            // vector's dozen instructions), and by one compare: a subslice took two and its own bounds.
+            // vector's dozen instructions), and by one compare: a subslice takes two and its own bounds.
             if passed > last_room {
                 return None;
             }
@@ -372,8 +370,8 @@ impl<V: Vector> Prepared<V> {
     }
 
     // Out of line in unoptimised builds (see `first_best`): inlined, each test's copy, matched at run
-    // time there, took stack slots of its own in the filter's frame (with the integer tests, the
-    // network paths of `tests/stack.rs` passed 512 KiB).
+    // time there, takes stack slots of its own in the filter's frame (with the integer tests, the
+    // network paths of `tests/stack.rs` pass 512 KiB).
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
     fn scan_with<T: Element, const KIND: u8, const TEST: u8, const CHUNKS: bool>(
@@ -383,8 +381,8 @@ impl<V: Vector> Prepared<V> {
         lanes: &Lanes<V>,
     ) -> (usize, u64) {
         let block = UNROLL * V::LANES;
-        // Read here, per scan: kept in `Lanes` instead, the flag slowed the short rows, which never scan
-        // (4096 x 256 f32 with K = 8: 0.52 to 0.69 ms).
+        // Read here, per scan: kept in `Lanes` instead, the flag slows the short rows, which never scan
+        // (`moe4096x256_k8`).
         let ahead = if KIND == UNSIGNED || KIND == SIGNED || crate::cpu::prefetches_floats() {
             SCAN_AHEAD / size_of::<T>()
         } else {
@@ -419,10 +417,9 @@ impl<V: Vector> Prepared<V> {
             // SAFETY: checked just above.
             if unsafe { self.unit_any::<T, KIND, TEST>(row, start, lanes) } {
                 // The two blocks tested again for their bits, rather than their eight masks kept across
-                // the branch: live together, they outnumbered the mask registers, and every pass of the
-                // loop spilled them to the stack and back (AVX-512 on Zen 4, 1M f32 with K = 100: 0.059
-                // to 0.049 ms, 1.5 to 1.2 of its floor; 32 x 128k f32, K = 50: 0.366 to 0.326; 1M i32:
-                // 0.060 to 0.048). `black_box` keeps the compiler from reusing the masks above.
+                // the branch: live together, they outnumber the mask registers, and every pass of the
+                // loop would spill them to the stack and back (AVX-512). `black_box` keeps the compiler
+                // from reusing the masks above.
                 let again = core::hint::black_box(start);
                 // SAFETY: `again` is `start`, checked above.
                 let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, again, lanes) };
@@ -510,9 +507,8 @@ impl<V: Vector> Prepared<V> {
     /// NOT_LESS_OR_EQUAL (!(x <= v)): most = NaN-keeping max of the x_i          any: !(most <= v)
     /// ```
     /// Exact: the limit `v` is never NaN, so the minimum skips NaNs (which never pass `LESS`), and the
-    /// maximum keeps them (which always pass the other). On Zen 4 the compares into mask registers and
-    /// the 7 ors of their masks bound the loop (AVX2, with vector masks, was faster): 1M f32 with K = 100
-    /// 0.0516 to 0.0470 ms, 32 x 128k with K = 50 0.349 to 0.333, with K = 1 0.289 to 0.270.
+    /// maximum keeps them (which always pass the other). One compare a unit, where a compare into a mask
+    /// register per vector and the 7 ors of their masks can bound the loop (AVX-512).
     ///
     /// # Safety
     /// `start + 2 · UNROLL · LANES <= row.len()`, and T is as wide as the lanes.
@@ -575,7 +571,7 @@ impl<V: Vector> Prepared<V> {
 
     /// [`bits_with`](Self::bits_with) for 16-bit elements in 16-bit lanes: `UNROLL / 2` registers of 16-bit
     /// lanes, whose tests come as bits already (kept out of the masks of 32-bit lanes: splitting them per
-    /// `LANES` made LLVM shuffle the masks through memory, and the loop 7 times slower).
+    /// `LANES` makes LLVM shuffle the masks through memory, several times slower).
     ///
     /// # Safety
     /// `start + UNROLL · LANES <= row.len()`, and T is 2 bytes wide.
@@ -780,11 +776,8 @@ const AT_RUN_TIME: u8 = 15;
 /// Whether integer lanes of `T` are tested raw, against a limit in their own terms ([`Prepared::new`]),
 /// rather than keyed first: where the element is as wide as the lane (32- and 64-bit integers; 16-bit ones
 /// where the vector has 16-bit lanes, [`in_16_bit_lanes`]; others are zero-extended, so their sign is not
-/// the lane's), on SIMD engines. The xor of the key was an
-/// instruction per vector and kept the load out of the compare: 1M i32 with K = 100 ran at 1.09 of the
-/// floor where f32, compared raw, ran at 1.02. On the Xeon (AVX-512), 1M i32: 0.148 to 0.141 ms, u32
-/// 0.142 to 0.133, 32 x 128k i32 with K = 50 0.645 to 0.612; AVX2, 4096 x 256 i32 with K = 8: 0.734
-/// to 0.682.
+/// the lane's), on SIMD engines. The xor of the key would be an instruction per vector and keep the
+/// load out of the compare (`i32_1m_k100`).
 #[inline(always)]
 const fn raw_integers<V: Vector, T: Element>() -> bool {
     V::SPECIALIZE && size_of::<T>() == size_of::<V>() / V::LANES
@@ -825,11 +818,10 @@ pub(super) fn half_test<V: Vector>(raw: V, limit: V, negative_nan: V, test: u8) 
 }
 
 /// Whether any 16-bit lane of `raw` passes [`half_test`]: the registers folded lane-wise by the minimum
-/// or maximum the test looks at, then one compare of each kind, where testing each register took one
-/// or two (on Zen 4 the scan of f16 was bound by its compares: 32 x 128k with K = 50, 0.204 to 0.156 ms,
-/// 2.4 to 1.8 of its floor; K = 8, 0.153 to 0.116). The compares are `any` tests, with no bits to
-/// gather: on AVX2 an or and one `vptest` where the bits took two packs, a permute and a move (the
-/// unit's 28 instructions down to 20; the same 32 x 128k on Zen 3, 0.376 to 0.322 ms).
+/// or maximum the test looks at, then one compare of each kind, where testing each register takes one
+/// or two (a scan of f16 can be bound by its compares). The compares are `any` tests, with no bits to
+/// gather: on AVX2 an or and one `vptest` where the bits take two packs, a permute and a move
+/// (`llm32x128k_k50_f16`).
 #[inline(always)]
 fn half_any<V: Vector>(raw: &[V; UNROLL], limit: V, negative_nan: V, test: u8) -> bool {
     // Loops, not folds: a closure would not inherit the engine's target features.
@@ -938,9 +930,9 @@ impl FloatTest {
 /// The bits of a float `v`, and the comparison, that pass exactly the elements whose flipped key is
 /// below `limit` — the key transform moved from every element to the one limit.
 ///
-/// Keys are monotone in the total order of SPEC §2, which is IEEE order with -0 == +0 and NaN above
-/// everything; IEEE compares tie the zeros already, so only NaN and the one key no value has (just below
-/// +0's, where -0 would have gone) need care:
+/// Keys are monotone in the total order of `docs/CONTRACT.md` §2, which is IEEE order with -0 == +0 and
+/// NaN above everything; IEEE compares tie the zeros already, so only NaN and the one key no value has
+/// (just below +0's, where -0 would have gone) need care:
 /// - `Increasing`: key(x) < L iff x < v for v the value of key L (the hole inverts to -0: x < -0 is
 ///   exactly "negative"); when L is above +inf's key every non-NaN passes: x <= +inf.
 /// - `Decreasing`: key(x) > M (M = L ^ ones) iff x > v or x is NaN, with the hole taken as the key
@@ -1065,7 +1057,7 @@ pub(super) fn to_bits<T: Element>(value: T) -> u64 {
 
 /// The flipped key of a float above +0 or a NaN (what a test with [`Prepared::above_zero`] passes):
 /// its bits with the sign set, every NaN all ones. Four instructions where the whole transform (both
-/// signs and both zeros) took a dozen, for each element a short row collects.
+/// signs and both zeros) takes a dozen, for each element a short row collects.
 #[inline(always)]
 pub(super) fn above_zero_key<T: Element>(value: T, flip: u64, map: &KeyMap) -> u64 {
     let key = to_bits(value) | map.sign;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! for each block of UNROLL vectors of a contiguous row:
-//!     keys  = key(raw bits) ^ flip                      // SPEC §2 as lane-wise bit operations
+//!     keys  = key(raw bits) ^ flip                      // CONTRACT.md §2 as lane-wise bit operations
 //!     if no key < limit: next block                     // the hot loop: compares and one branch
 //!     else push the passing lanes, in position order, into the candidate buffer (scalar)
 //! limit = min(threshold of the buffer, caps); 0 means nothing can enter: stop early
@@ -29,10 +29,10 @@
 //!   (and f16 bits) test two blocks a branch;
 //! - with K > 16 on 8- and 16-bit rows, whose scans are bound by their instructions, the hot loop tests
 //!   chunks of 64 units with no branch, a bit each, and the marked units' lanes are pushed after: a
-//!   chunk leaves the loop once however many of its units pass, where every exit cost a mispredicted
-//!   branch and a restart of the loads (32 x 128k f16 with K = 50 on Zen 3: 0.34-0.39 to 0.30-0.35 ms);
+//!   chunk leaves the loop once however many of its units pass, where every exit costs a mispredicted
+//!   branch and a restart of the loads;
 //! - the row's end is one more full block ending at the last element, its already-seen lanes masked
-//!   off (no scalar tail: on 256-element rows the tail was a fifth of the row); a row shorter than a
+//!   off (no scalar tail: on 256-element rows it could be a fifth of the row); a row shorter than a
 //!   block is padded to one with the value that comes last in the order ([`by_kind`]);
 //! - K <= 16 keeps the best K sorted on the stack ([`Sorted`](filter::Sorted)): a push is a branch-free insertion,
 //!   and the threshold is exact from the K-th element on, instead of the shared buffer's compaction
@@ -46,19 +46,19 @@
 //! - other rows shorter than 256 K with K of 9 to 128 (64 for 64-bit entries) take a bound over the
 //!   whole row: its group minima in up to 8 interleaved sets, the largest of each set's K_s-th smallest
 //!   ([`pieces_bound`]); what is below it (about 1.4 K elements) is collected and ordered likewise, in
-//!   at most 4 K entries of stack, where the filter pushed K · ln(n / K) elements through mispredicted
-//!   branches (1024 rows of 1024 f32, K = 32: 2.0 to 0.51 ms);
+//!   at most 4 K entries of stack, where the filter would push K · ln(n / K) elements through
+//!   mispredicted branches;
 //! - short rows with K > 16 that neither bound settles are selected whole from a buffer of 4 KiB on
 //!   the stack ([`whole_row`]): the filter would pass most of their elements;
 //! - short rows (64 to 512) of 8- and 16-bit integers with a large K (8-bit above 20, 16-bit from n/6,
 //!   up to n/2; 8-bit rows up to 2048 where they would be counted, 16-bit up to 1024 from n/12) find
 //!   their exact K-th key by bisection over the key's bits, each probe a count of the lanes below it
 //!   ([`kth_by_bisection`]), collect what is at or below it and count those into order
-//!   ([`select_bisected`]), where counting the whole row kept 256 counters a row (4096 rows of 256 u8
-//!   with K = 32: 2.00 to 1.22 ms); f16 and bf16 rows the same, keyed into u16 on the stack first
+//!   ([`select_bisected`]), where counting the whole row would keep 256 counters a row; f16 and bf16
+//!   rows the same, keyed into u16 on the stack first
 //!   ([`keyed_bisected`]);
 //! - K = 1 on rows of up to 768 ([`first_best`]): the best key from the group minima of the whole row,
-//!   then the first position holding it; no candidates, no sort (rows of 40 f32: 3.2x faster);
+//!   then the first position holding it; no candidates, no sort;
 //! - K > 16 on long rows guesses a cap from the group minima of the row's start, and checks it at the
 //!   end ([`filter_row`]): a few K survivors instead of K · ln(n / K);
 //! - once the threshold is the smallest key (e.g. K NaNs found when selecting `Decreasing`, or K
@@ -68,14 +68,14 @@
 //!   samples `64·K` evenly spaced elements, takes the K-th best sampled key `t` (at least K elements
 //!   of the row have a key `<= t`, so nothing with a larger key is in the answer) and restarts with
 //!   `t + 1` as a second limit: about one element in 64 still passes instead of every one.
-//!   Measured on 1M ascending f32, K = 100: see BENCHMARKS.md.
+//!   The case: 1M ascending f32 with K = 100 (`sorted1m_k100`); see BENCHMARKS.md.
 //!
 //! A choice that the element type, the kind or the vector decides is written `if const { .. }` (or a
 //! `match const { .. }`) wherever it picks between generic calls: rustc compiles the calls of a branch
 //! that is a constant false only when the condition itself is a constant, not a local or an expression
-//! over one. Without it every engine compiled every kind's filter and tests for every type, dead or
-//! not: the crate's unoptimised build was 2.95 M lines of LLVM IR, now 0.78 M
-//! (`cargo llvm-lines -p topk-kernels --lib --all-features`), built in 47 s instead of 111 here.
+//! over one. Without it every engine compiles every kind's filter and tests for every type, dead or
+//! not, and the unoptimised build grows several times over (`cargo llvm-lines -p topk-kernels --lib
+//! --all-features` counts it).
 
 // Only the AVX-512 engine orders candidates with the network (and the tests run it everywhere); on other
 // targets its sorts are unused outside tests.
@@ -153,8 +153,8 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     };
     if k > SMALL_K && row.len() <= buffer.len() {
         // K at least half the row: nothing to filter, every element is a candidate. Filled in bulk
-        // (1024 f32, K = 512: 7.5 to 6.5 ms for 1024 rows); the filter's own filling is one element at a
-        // time, which kept its block loop 5-8% faster on long rows than a bulk fill inside it did.
+        // (`rows1024x1024_k512`); the filter's own filling is one element at a time, which keeps its
+        // block loop faster on long rows than a bulk fill inside it would.
         return select_all::<S, T, E>(buffer, row, k, flip, emit);
     }
     if const { size_of::<T>() == 8 } {
@@ -167,24 +167,18 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
 /// Rows of 8- and 16-bit keys (integers, f16, bf16) from this long (a block of AVX-512's bytes) up to
 /// [`BISECT_MAX_LEN`] are selected under their exact K-th key ([`select_bisected`]), from K above
 /// [`BISECT_MIN_K_8`] for 8-bit keys and K of at least n / [`BISECT_RATIO_16`] for 16-bit ones (where
-/// counting and the filter crossed), up to n / 2; 8-bit rows up to [`BISECT_MAX_LEN_8`] too, where they
-/// would be counted, with K up to 384 (1024 rows of 1024 u8, K = 64 1.69 to 0.66 ms, K = 300 2.40 to
-/// 1.70; 512 rows of 2048, K = 150 1.70 to 0.64).
+/// counting and the filter cross), up to n / 2; 8-bit rows up to [`BISECT_MAX_LEN_8`] too, where they
+/// would be counted, with K up to 384.
 ///
-/// Zen 3, AVX2, ms, against counting or the filter: 4096 rows of 256 u8, K = 24 1.59 to 1.15, K = 32
-/// 2.00 to 1.29, K = 64 2.36 to 1.74, K = 128 3.08 to 2.88; 2048 rows of 512 u8, K = 64 1.89 to 1.07;
-/// 4096 rows of 256 u16, K = 64 5.7 to 2.9, K = 128 6.5 to 4.7; 2048 of 512, K = 100 3.9 to 2.7.
-/// f16 (and bf16) rows, keyed first, against what they took before (counted, or selected whole): 4096
-/// rows of 256 f16, K = 43 3.20 to 2.76, K = 64 6.44 to 2.93, K = 128 7.11 to 4.87; their crossover
-/// with the filter is near n / 7 (K = 38: 2.82 filtered, 2.71 bisected; K = 32: 2.10 against 2.22), close
-/// enough to keep the integers' n / 6.
-/// 16-bit rows of 513 to [`BISECT_MAX_LEN_16`] from n / [`BISECT_RATIO_16_LONG`], with K up to 179 (the
-/// collection's room): 1024 rows of 1024 f16, K = 100 2.28 to 1.97, K = 150 5.77 to 2.20 (u16 5.20 to
-/// 2.08), but K = 64 1.24 to 1.57; 768 rows of 768, K = 80 1.41 to 1.21, K = 60 0.83 to 0.94.
-/// Above n / 2 the outputs are most of the row, and counting it (no bisection, no collection) was
-/// 5-10% faster (256 u8, K = 160 to 250); with K of 17 to 20, 8-bit rows tied with the prefix bound or
-/// lost; 16-bit rows with K below n / 6 kept the filter's speed (K = 32 of 256: 1.9 against 2.2), and
-/// tied with it at n / 8.
+/// f16 and bf16 rows, keyed first, cross with the filter near n / 7, close enough to keep the
+/// integers' n / 6. 16-bit rows of 513 to [`BISECT_MAX_LEN_16`] from n / [`BISECT_RATIO_16_LONG`],
+/// with K up to 179 (the collection's room). Above n / 2 the outputs are most of the row, and counting
+/// it (no bisection, no collection) is faster; with K of 17 to 20, 8-bit rows do no better than with
+/// the prefix bound; 16-bit rows with K below n / 6 keep the filter, which ties with bisection near
+/// n / 8.
+///
+/// Set by rows of 256 to 2048 u8, u16 and f16 with K from 24 to 300 (the `narrow` and `halves` sets of
+/// `benches/shapes.py`); the crossovers are in BENCHMARKS.md, decisions.
 const BISECT_MIN_LEN: usize = 64;
 const BISECT_MAX_LEN: usize = 512;
 const BISECT_MAX_LEN_16: usize = 1024;
@@ -225,7 +219,7 @@ const COLLECTED: usize = COLLECT_BYTES / size_of::<u64>();
 /// the largest (nothing to exclude), or its ties overflow the collection.
 ///
 /// An engine entry of its own (`simd_engine!`'s `select_bisected`), not a branch of the filter: inlined
-/// there, the bisection's code made the filter's own short rows of these types 5% slower.
+/// there, the bisection's code slows the filter's own short rows of these types.
 #[inline(always)]
 // The SIMD engines' alone: dead (with what only it calls) where none is compiled.
 #[cfg_attr(
@@ -249,11 +243,11 @@ pub(crate) fn select_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     }
 }
 
-/// f16 and bf16 rows for [`bisected`]: their keys (SPEC §2's order: -0 as +0, every NaN above +inf and
-/// equal) written to 16-bit integers on the stack (2 KiB; the loop vectorises), which are bisected as
-/// u16. Only positions come out, and the outputs read the row's own values: NaN payloads and the sign
-/// of zero stay as they were. Their raw bits in 16-bit lanes would not do: the filter's lane tests pass
-/// negative NaNs (see `lanes::half_limit`), where a bisection's counts must be exact.
+/// f16 and bf16 rows for [`bisected`]: their keys (`docs/CONTRACT.md` §2's order: -0 as +0, every NaN
+/// above +inf and equal) written to 16-bit integers on the stack (2 KiB; the loop vectorises), which are
+/// bisected as u16. Only positions come out, and the outputs read the row's own values: NaN payloads and
+/// the sign of zero stay as they were. Their raw bits in 16-bit lanes would not do: the filter's lane
+/// tests pass negative NaNs (see `lanes::half_limit`), where a bisection's counts must be exact.
 #[inline(always)]
 fn keyed_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
@@ -281,8 +275,8 @@ fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8, O: Eleme
     flip: u64,
     emit: &mut Emit<'_, O>,
 ) -> bool {
-    // `bisects` again, though the caller checked it: its bounds on the row and K, known here, took 50
-    // instructions off each row of 256 u8 with K = 32 (2%).
+    // `bisects` again, though the caller checked it: its bounds on the row and K, known here, take
+    // instructions off each row.
     if const { !(V::SPECIALIZE && (in_8_bit_lanes::<V, T, KIND>() || in_16_bit_lanes::<V, T, KIND>())) }
         || !bisects::<T>(row.len(), k)
     {
@@ -291,9 +285,9 @@ fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8, O: Eleme
     let map = KeyMap::of::<T>();
     let kth = kth_by_bisection::<V, T, KIND>(row, k, flip, &map);
     // Room for the gathered (K and a quarter more of the K-th key's ties; more are counted instead)
-    // twice: the counting sort's copy (16-bit keys: its two passes; 8-bit ones wrote straight to the
-    // outputs without it, 6% slower). No more: the slots are written before the collection (a network
-    // pads with them), and writing 4 KiB for every row of 256 u8 cost 25%.
+    // twice: the counting sort's copy (16-bit keys: its two passes; 8-bit ones too, faster than writing
+    // straight to the outputs). No more: the slots are written before the collection (a network pads
+    // with them), and writing 4 KiB for every short row would cost much of its time.
     let room = 2 * (k + k / 4 + 32).min(row.len());
     kth < map.ones && collect_below::<V, S, T, E, KIND, true, O>(row, k, flip, &map, kth + 1, room, emit)
 }
@@ -302,17 +296,17 @@ fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8, O: Eleme
 /// when K is above 16 and the prefix bound did not settle them (K above 32, or near the number of its
 /// groups), by the engine's selection and sort, rather than filtered: with K a large part of a short
 /// row, most elements pass the filter's test, each entering the buffer through a mispredicted branch,
-/// and the buffer of 2K is compacted every K pushes. On the Xeon, 4096 rows of 256 f32 with K = 32
-/// selected whole: AVX-512 5.7 to 2.8 ms, AVX2 6.3 to 3.9; K = 64 6.5 to 3.7, K = 100 8.1 to 5.8. Rows
-/// of one repeated value lose (1.8 to 2.6 ms with K = 32), where the filter stops at the K-th element.
-/// SIMD engines only: the portable one is the firmware's, with its stack and flash budgets.
+/// and the buffer of 2K is compacted every K pushes. Set by rows of 256 f32 with K of 32 to 100 (the
+/// `medium` set of `benches/shapes.py`); rows of one repeated value are slower this way, where the
+/// filter stops at the K-th element. SIMD engines only: the portable one is the firmware's, with its
+/// stack and code-size budgets.
 const WHOLE_ROW_BYTES: usize = 4096;
 
 /// A row of at most [`WHOLE_ROW_BYTES`] of entries, every element a candidate, in a buffer on the stack
 /// (the scratch holds 2K entries, fewer than the row's): [`select_all`], as rows with K at least half
-/// of n are in the caller's scratch. Inlined into the engine (its frame then takes 4 KiB
-/// where it took 1.3-2.9): out of line, without the engine's target features, its fill ran scalar and
-/// the call took 30% longer. Out of line in unoptimised builds (see `first_best`).
+/// of n are in the caller's scratch. Inlined into the engine (whose frame then holds the 4 KiB): out of
+/// line, without the engine's target features, its fill would run scalar. Out of line in unoptimised
+/// builds (see `first_best`).
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 fn whole_row<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, emit: &mut Emit<'_, T>) {
@@ -370,13 +364,13 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     emit: &mut Emit<'_, T>,
 ) {
     let map = KeyMap::of::<T>();
-    // A row shorter than a block (33-63 f32 on AVX-512: MoE routing over 40-60 experts) had no block to
-    // test and went through the scalar tail whole: rows of 48 cost 2x rows of 64. It is copied into a
+    // A row shorter than a block (33-63 f32 on AVX-512: MoE routing over 40-60 experts) has no block to
+    // test and would go through the scalar tail whole, slower than a longer row. It is copied into a
     // block padded with the value that comes last in the order: every real element precedes it or ties
     // with it at a lower position, so with K <= n it is never among the first K. One call site below
-    // either way: the filter is inlined once per kind. SIMD engines only (the firmware's flash budget).
-    // The copy goes a vector at a time where it can ([`pad_block`]: 4096 rows of 40 f32, K = 2, 0.41 to
-    // 0.25 ms); K = 1 reads such rows as they are ([`first_best`]).
+    // either way: the filter is inlined once per kind. SIMD engines only (the firmware's code size).
+    // The copy goes a vector at a time where it can ([`pad_block`]); K = 1 reads such rows as they are
+    // ([`first_best`]).
     let block = V::LANES * UNROLL;
     let mut padded;
     let row = if V::SPECIALIZE && (2..=SMALL_K).contains(&k) && (V::LANES..block).contains(&row.len()) {
@@ -415,15 +409,14 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
 /// bailed:  a pass that stopped filtering (ascending data) runs again under a sampled bound
 /// ```
 /// A streaming filter pushes about K · ln(n / K) elements, each a mispredicted branch out of the hot
-/// loop (about 12 ns): 460 for rows of 128k with K = 50. On a row whose start is like the rest, the
-/// prefix holds about 2 of the row's first K (a Poisson count), and at least 8 of its elements are at or
-/// below the guess: the guess is too tight with probability about 0.1%, and the pass under it pushes
-/// about 4K. Measured here (AVX-512, Zen 5; 32 x 128k, K = 50): f32 0.34 to 0.23 ms, f16 0.28 to
-/// 0.155 ms; 1M f32 with K = 100, 0.050 to 0.036 ms. Tried before: the 12th best of a prefix of 4n/K by
-/// a pass of the filter (its own pushes cost a third of the gain); 4n/K and the 8th minimum (too tight
-/// one time in 20); 8n/K and the 12th (too tight on a row of 1M with K = 1000, which then ran twice).
+/// loop: 460 for rows of 128k with K = 50. On a row whose start is like the rest, the prefix holds
+/// about 2 of the row's first K (a Poisson count), and at least 8 of its elements are at or below the
+/// guess: the guess is too tight with probability about 0.1%, and the pass under it pushes about 4K.
+/// A shorter prefix or a lower rank is too tight too often, and a guess by a pass of the filter pays
+/// pushes of its own. Set by `llm32x128k_k50`, `llm32x128k_k50_f16`, `vec1m_k100` and
+/// `vec1m_k1000_small`; see BENCHMARKS.md, decisions.
 // Unoptimised builds keep each kind's filter a function of its own: they cannot drop the kinds a type
-// cannot have, and inlined into the engine's one frame, every kind's locals took 1.4 MiB of stack.
+// cannot have, and inlined into the engine's one frame, every kind's locals take over a MiB of stack.
 // Without target features of its own it then calls the intrinsics, which only costs speed there.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
@@ -444,19 +437,15 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     }
     let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
     // A cap of 1 (the bound is the smallest key: K NaNs when selecting `Decreasing`, say) leaves the row
-    // to the filter, which stops at the K-th such element, where collecting took them all (4096 rows of 256
-    // f32, one in 8 a NaN, K = 8: AVX-512 1.01 to 0.72 ms, AVX2 1.33 to 0.84).
+    // to the filter, which stops at the K-th such element, where collecting would take them all.
     let collects = (S::NETWORK || V::COMPRESSES) && V::SPECIALIZE;
     let short_cap = prefix_cap.filter(|_| collects && row.len() <= PREFIX);
     // Rows the prefix bound does not settle, with K > 8 (and up to a quarter of the 4 KiB of room),
     // too short for the guess below: the bound of the whole row's pieces, everything below it collected
     // likewise; not where the prefix bound already found K of the smallest key (the filter stops at
     // the K-th of them, and the pieces' bound would only read the row to find the same). (Where the
-    // guess is taken, it was as fast or faster: 512 rows of 8192 f32 with K = 24 or 32 tied; 16 rows
-    // of 256k with K = 64 took 0.78 ms guessed, 1.5 collected.) Rows that fit
-    // `whole_row` take it from K of a fifth of n on (AVX-512, f32, ms for 4096 rows of 256 or 2048 of
-    // 512, whole against collected: K = 48 of 256, 3.09 to 2.55; K = 64 of 256, 3.09 to 3.25; K = 100
-    // of 512, 2.69 to 2.75; K = 128 of 512, 2.74 to 3.28).
+    // guess is taken, it is as fast or faster than collecting.) Rows that fit `whole_row` take it from
+    // K of a fifth of n on (rows of 256 and 512 f32 with K of 48 to 128).
     let pieces_cap = if short_cap.is_none()
         && caller_cap.is_none()
         && prefix_cap != Some(1)
@@ -489,7 +478,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     let sure_cap = both(prefix_cap, caller_cap);
     let prefix = GUESS_PREFIX.saturating_mul(row.len()) / k;
     // No closure around vector code: a closure does not inherit the ISA wrapper's target features, and
-    // its intrinsics become calls when LLVM does not inline it (this one once cost 6x on f16 rows).
+    // its intrinsics become calls when LLVM does not inline it.
     // Not under a caller's cap: that is the K-th key of the sequence so far, which a guess from this
     // chunk's start would rarely beat.
     let guess = if V::SPECIALIZE && k >= GUESS_MIN_K && may_bail && caller_cap.is_none() {
@@ -516,9 +505,8 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
 }
 
 /// Rows up to this long with K = 1 take [`first_best`]'s two passes; longer ones keep the filter's one.
-/// Measured (4096 rows of f32 unless stated, ms, filter against two passes): 512: AVX-512 0.60 to 0.48,
-/// AVX2 0.78 to 0.62; 2048 rows of 700: 0.31 to 0.28, AVX2 0.43 to 0.40; 1024: AVX-512 0.85 to 0.78 but
-/// AVX2 1.06 to 1.16; 512 rows of 4096: 0.33 to 0.38.
+/// Set by rows of 512 to 4096 f32 with K = 1 (the `argmax` set of `benches/shapes.py`): two passes win
+/// up to about 700, and at 1024 lose on AVX2; see BENCHMARKS.md, decisions.
 const FIRST_BEST_MAX: usize = PREFIX + PREFIX / 2;
 
 /// Copies `row` (at least `LANES` and under a block long) into `padded`, which holds the pad. Where `T`
@@ -565,7 +553,7 @@ enum Stage {
 }
 
 /// K from which long rows guess a cap: the sorted pool of smaller K has an exact threshold from the
-/// K-th push on, and the guess did not pay there (32 x 128k f16 with K = 10: 0.13 against 0.18 ms).
+/// K-th push on, and the guess does not pay there (rows of 128k f16 with K = 10).
 const GUESS_MIN_K: usize = SMALL_K + 1;
 
 /// The prefix the guess reads holds about this many of the row's first K (it is this · n / K long).
@@ -607,7 +595,7 @@ mod tests {
     /// K: either way a prefix of the first K, at least as long as the keys below the cap allow. Rows of
     /// few distinct values (ties at the cap) and of random bits, every type, both directions.
     // Not under miri: a capped scan makes the loads an uncapped one makes, which the other tests run
-    // there, and one row of each type took the interpreter 300 s.
+    // there, and one row of each type is too slow in the interpreter.
     #[test]
     #[cfg_attr(miri, ignore)]
     fn capped_rows_report_the_first_keys_below_the_cap() {

@@ -230,7 +230,7 @@ fn store<V: Vector>(entries: &mut [u64], slot: usize, v: V) {
 
 #[inline(always)]
 fn load_block<V: Vector, const N: usize>(entries: &[u64], first: usize) -> [V; N] {
-    // A loop rather than `array::from_fn`, which was left out of line, outside the ISA's features.
+    // A loop rather than `array::from_fn`, which can be left out of line, outside the ISA's features.
     let mut v = [V::splat(u64::MAX); N];
     for (i, x) in v.iter_mut().enumerate() {
         *x = load(entries, first + i);
@@ -255,17 +255,17 @@ fn store_block<V: Vector, const N: usize>(entries: &mut [u64], first: usize, v: 
 /// 4 vectors:  the whole network
 /// ```
 /// Two vectors are AVX2's 16 minima of the prefix bound for K <= 8, whose 8th (K = 8) the whole merge
-/// took 10 steps on two vectors to find, and now 6 on two and 3 folds on one (4096 rows of 256 with
-/// K = 8, AVX2: f32 0.678 to 0.623-0.636 ms, i32 0.640 to 0.614). Four vectors lost 2-3% so (rows of
-/// 512 with K = 12): the two sorts of two vectors and the halves kept did not beat the one network.
-// Out of line in unoptimised builds (see `first_best`): each caller's frame took a network's
-// temporaries.
+/// takes 10 steps on two vectors to find, this 6 on two and 3 folds on one (`moe4096x256_k8`). Four
+/// vectors take the whole network: there the two sorts of two vectors and the halves kept do not beat
+/// the one network (rows of 512 with K = 12).
+// Out of line in unoptimised builds (see `first_best`): inlined, each caller's frame would take a
+// network's temporaries.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn kth_smallest<V: Vector>(v: &[V; 4], vectors: usize, k: usize) -> u64 {
     debug_assert!(matches!(vectors, 1 | 2 | 4) && (1..=vectors * V::LANES).contains(&k));
     if k == 1 && V::SPECIALIZE {
-        // The smallest: no network at all (not on the portable lanes: the firmware's flash budget).
+        // The smallest: no network at all (not on the portable lanes, to keep the firmware's code small).
         let least = v.iter().take(vectors).fold(V::splat(u64::MAX), |a, &b| a.min(b));
         return fold_lanes::<V, false>(least);
     }
@@ -275,7 +275,7 @@ pub(crate) fn kth_smallest<V: Vector>(v: &[V; 4], vectors: usize, k: usize) -> u
         1 => return sort_lanes(v[0]).lanes()[lane % MAX_LANES],
         // The mirror step's half that holds the rank (bitonic either way round: the half-cleaners sort
         // both). Not on the portable lanes, whose whole network is already in the firmware's code: this
-        // took it 1 KB over its flash budget.
+        // would add to it.
         2 if V::SPECIALIZE && V::RANKS_PAIRS => return kth_by_ranks(v[0], v[1], k),
         2 if V::SPECIALIZE => half(sort_lanes(v[0]), reverse(sort_lanes(v[1])), vector == 0),
         2 => {
@@ -304,8 +304,8 @@ pub(crate) fn kth_smallest<V: Vector>(v: &[V; 4], vectors: usize, k: usize) -> u
 /// k-th     = max { lane i : below[i] < k }
 /// ```
 /// More instructions than the network's two sorts and fold (AVX2: 30 compares and adds where those
-/// took about 60 steps in all), but independent ones, where each step of the network waited for the
-/// last: 4096 rows of 256 f32 with K = 8, AVX2 on Zen 3, 0.582 to 0.571 ms.
+/// take about 60 steps in all), but independent ones, where each step of the network waits for the
+/// last (`moe4096x256_k8` on AVX2).
 #[inline(always)]
 fn kth_by_ranks<V: Vector>(a: V, b: V, k: usize) -> u64 {
     // Biased by the sign bit, so that the signed compares (one instruction on AVX2) order them unsigned.
@@ -392,7 +392,7 @@ mod tests {
     #[test]
     fn sorts_every_zero_one_input_up_to_16() {
         for (backend, engine) in engines() {
-            // Miri interprets: 2^16 inputs of 16 would take it hours (up to 6, 15 s); up to 5 still covers
+            // Miri interprets: 2^16 inputs of 16 would take it hours; up to 5 still covers
             // one vector of the portable engine it runs (4 lanes of u64) and two, the second partly past
             // the end.
             let longest = if cfg!(miri) { 5 } else { 16 };
@@ -416,7 +416,7 @@ mod tests {
             for wide in [false, true] {
                 for vectors in [1, 2, 4] {
                     for lanes in [2, 4, 8, 16] {
-                        // Miri: one round of each range (the whole test took it 3 of its 10 minutes).
+                        // Miri: one round of each range (the whole test is slow under Miri).
                         for round in 0..if cfg!(miri) { 2 } else { 8 } {
                             let range = if round % 2 == 0 {
                                 5
@@ -466,7 +466,7 @@ mod tests {
                 let words: Vec<u64> = (0..len).map(|_| next()).collect();
                 let zero_one: Vec<u64> = (0..len).map(|_| next() & 1).collect();
                 let few: Vec<u64> = (0..len).map(|_| (next() % 5) | (u64::MAX << 3)).collect();
-                // Miri: one k and one input a length (a check of 129 took it 12 s). The network does not
+                // Miri: one k and one input a length (each check is slow there). The network does not
                 // branch on the entries, so every input of a length makes the same loads and stores, and K
                 // only chooses the blocks the last merge in memory cleans: half skips some, cleans others.
                 // The native run checks the values of all three inputs at every k.

@@ -49,7 +49,7 @@
 //!   same way, with a budget of `SORT_WORK_RATIO · n · (log2 n + 1)` words (random words take about
 //!   `n · log2(n / 128)`) and `core`'s select and sort (O(n log n)) on the parts left past it;
 //! - a sort's leaves are the network's in registers (up to 128 words on AVX-512): a leaf of two blocks
-//!   (the network merging them in memory) was slower from 2048 words on (100k: 782 against 724 us).
+//!   (the network merging them in memory) is slower from 2048 words on.
 
 use crate::arch::generic::network;
 use crate::vector::{MAX_LANES, Vector};
@@ -424,7 +424,7 @@ mod tests {
     fn partition_lanes_default_on_32_bit_lanes() {
         type Lanes = crate::arch::all::portable::U32x8;
         let words: [u32; 8] = core::array::from_fn(|i| 100 + i as u32);
-        // Miri: every 17th mask, 0 and all ones among them (the 256 took it 8 s); the method's one load of
+        // Miri: every 17th mask, 0 and all ones among them (all 256 are slow there); the method's one load of
         // 32-bit lanes is the same for each.
         for bits in (0..1u64 << 8).step_by(if cfg!(miri) { 17 } else { 1 }) {
             // SAFETY: `words` holds 8 u32s, the lanes and their width.
@@ -440,13 +440,13 @@ mod tests {
     }
 
     /// Random words of every length to 600 (fewer under miri): every k to 64 words, then the ends, the
-    /// quarters and a few random ranks (every k of every length took 8 minutes in the unoptimised CI build).
+    /// quarters and a few random ranks (every k of every length is too slow for the unoptimised CI build).
     #[test]
     fn selects_every_k_of_random_words() {
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let lengths: Vec<usize> = if cfg!(miri) {
             // 129 (SMALL + 1) is the shortest the selection partitions: one round of two steps and a
-            // rest, then `core` (200 did the same, its checks 20 of miri's 25 s).
+            // rest, then `core` (200 does the same, at a much larger cost under miri).
             [0, 1, 7, 64, 129].into()
         } else {
             (0..=600).collect()
@@ -492,7 +492,7 @@ mod tests {
             let inputs = patterns(len, &mut next);
             for (backend, engine) in engines() {
                 for (name, words) in &inputs {
-                    // Miri: half only (two ranks took it 66 s): two rounds or more on 300 words, each going
+                    // Miri: half only (two ranks are slow there): two rounds or more on 300 words, each going
                     // left or right, and `core` at once where the words are all equal.
                     let ks: Vec<usize> = if cfg!(miri) {
                         [len / 2].into()
@@ -513,7 +513,7 @@ mod tests {
     fn worst_cases_fall_back() {
         type Lanes = crate::arch::all::portable::U64x4;
         // Miri: 300 words, still long enough for two rounds and for the budget below to run out past
-        // `SMALL`, and one rank a pattern (600 words at four ranks took it 64 s).
+        // `SMALL`, and one rank a pattern (600 words at four ranks are slow there).
         let len = if cfg!(miri) { 300 } else { LONG };
         let ks: &[usize] = if cfg!(miri) {
             &[len / 3]
@@ -621,8 +621,8 @@ mod tests {
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         // Miri: nothing to sort, leaves of one and two vectors, one partition (65, a leaf past), several
         // (129: steps of the loop, parts kept for later), at half (parts past k dropped) and all of it
-        // (every leaf), the packed words at half only; lengths to 200 at k 1 too took it 79 s, most of it
-        // the leaves' networks (3 s a leaf of 33 to 64 words).
+        // (every leaf), the packed words at half only; lengths to 200 at k 1 too are slow there, most of
+        // it the leaves' networks.
         let lengths: Vec<usize> = if cfg!(miri) {
             [0, 1, 7, 65, 129].into()
         } else {
@@ -675,8 +675,8 @@ mod tests {
     fn quicksort_worst_cases_fall_back() {
         type Lanes = crate::arch::all::portable::U64x4;
         // Miri: 192 words at a quarter, one or two partitions a pattern (the first with no rest), parts
-        // kept for later and parts past k dropped, the repeated patterns falling back; 256 at half took
-        // it 85 s, most of it the leaves' networks (3 s a leaf of 33 to 64 words).
+        // kept for later and parts past k dropped, the repeated patterns falling back; 256 at half is
+        // slow there, most of it the leaves' networks.
         let len = if cfg!(miri) { 192 } else { LONG };
         let ks: &[usize] = if cfg!(miri) { &[len / 4] } else { &[1, len / 2, len] };
         let mut next = xorshift(11);
@@ -758,7 +758,7 @@ mod tests {
     /// The measurement behind `sorter::Network`'s use of [`sort`], with the results checked, on the SIMD
     /// engines: `cargo test --release --lib sort_against_network -- --ignored --nocapture`. Random words,
     /// all of them sorted and the best half; against `core`'s sort (of the best half: select, then sort)
-    /// and what `Network::sort` did before (the network, after [`select`] beyond 64 words when k < n).
+    /// and the network alone (after [`select`] beyond 64 words when k < n).
     #[test]
     #[ignore]
     fn sort_against_network() {

@@ -29,9 +29,8 @@ const NETWORK_PAD: usize = MAX_LANES / 2;
 /// Stack for up to [`COLLECT_BYTES`] of entries and their positions, of which only the part a row uses
 /// is written: [`PAD`] entries of [`Entry::LAST`] before the collection (the stores long done by the
 /// time the orderings load them), the entries collected and the positions that passed. Filling all of
-/// it (6 KiB) took 9% of rows of 1024 with K = 32; filling the room the row might use (64 entries and
-/// their positions) took two calls of `memset` a row, 5% of 4096 rows of 256 f32 with K = 8 (AVX2:
-/// 0.569 to 0.543 ms).
+/// it (6 KiB) is a large part of a short row's time; filling the room the row might use (64 entries
+/// and their positions) takes two calls of `memset` a row (`moe4096x256_k8`).
 struct Space {
     words: [MaybeUninit<u64>; WORDS],
     found: [MaybeUninit<u32>; FOUND],
@@ -64,7 +63,7 @@ impl Space {
         // words' (asserted above), `MaybeUninit<E>` has no validity requirement, and the words are
         // borrowed mutably for the result's lifetime.
         let slots = unsafe { core::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<MaybeUninit<E>>(), slots) };
-        // A constant count: stores, where a count known at run time was a call of `memset`.
+        // A constant count: stores, where a count known at run time is a call of `memset`.
         if let Some(first) = slots.first_chunk_mut::<PAD>() {
             for slot in first {
                 slot.write(E::LAST);
@@ -114,8 +113,8 @@ impl<'a, E: Entry> Collected<'a, E> {
     /// Every one kept, even a key the lane test passed at or above the cap (f16 bits tested against
     /// `x < v` pass negative NaNs): it sorts after the K below the cap the bound guarantees, so it is
     /// never reported. No branch on the key: a short row's ten survivors cost half the instructions they
-    /// took with the check (4096 rows of 256 f32 with K = 8, AVX2: with the shorter key, 0.579 to 0.551
-    /// ms); and one check of the room for all, where [`push`](Self::push) checks each.
+    /// take with the check (`moe4096x256_k8`); and one check of the room for all, where
+    /// [`push`](Self::push) checks each.
     #[inline(always)]
     fn keep_found<T: Element, const ABOVE_ZERO: bool>(
         &mut self,
@@ -129,7 +128,7 @@ impl<'a, E: Entry> Collected<'a, E> {
             return false;
         };
         // A loop, not an iterator's adapters: those are compiled without the engine's target features,
-        // and were calls.
+        // and become calls.
         for (slot, &p) in free.iter_mut().zip(found) {
             let p = p as usize;
             // Every position is in the row (the compress's); were one not, its entry would sort last.
@@ -186,7 +185,7 @@ fn stored(found: &[MaybeUninit<u32>], passed: usize) -> &[u32] {
 /// sort entries[..count] by the network; report the first K
 /// ```
 /// The bound leaves about K + 3 elements of a random row of 256 with K = 8, so this is one compare per
-/// vector and a store per survivor, where the sorted pool spent a 16-slot insertion on each.
+/// vector and a store per survivor, where the sorted pool spends a 16-slot insertion on each.
 // Out of line in unoptimised builds (see `first_best`): with its 6 KiB of `Space` in the filter's
 // frame, the debug stack test passed its bound.
 #[cfg_attr(debug_assertions, inline(never))]
@@ -223,16 +222,13 @@ pub(super) fn collect_below<
         let prepared = Prepared::<V>::new::<T, KIND>(cap, flip, map);
         if V::COMPRESSES && n > block {
             // The passing positions compressed a vector at a time, then one loop over them: no branch per
-            // block on how many passed (each a likely misprediction). On the Xeon: 8-12% off f32, f16 and
-            // i32 rows of 256 and 512 with K = 8 or 16, 4% on rows of 128; 4% slower on u8 rows of 256
-            // with K = 4 (few pass); rows of one block (one such branch) were 6% slower so, and keep the
-            // loop below. The loop also beat one gather of the positions' elements (built into entries in
-            // the lanes) on Zen 4, where the gather waited for every position and the loop runs ahead on
-            // its predicted count: 4096 rows of 256 with K = 8, f32 0.547 to 0.515 ms, i32 0.502 to
-            // 0.458, u8 0.507 to 0.457, rows of 128 0.990 to 0.930 (the Xeon had measured the gather 5-10%
-            // ahead).
-            // The whole blocks with each vector's test kept in a mask register (4096 rows of 256, K = 8:
-            // 0.65 to 0.56 ms); the rest, a block's bits at a time.
+            // block on how many passed (each a likely misprediction). Rows of one block (one such
+            // branch) gain nothing, and keep the loop below. The loop rather than one gather of the
+            // positions' elements (built into entries in the lanes): the gather waits for every
+            // position, where the loop runs ahead on its predicted count. Set by rows of 128 to 512 with
+            // K of 4 to 16 (`moe4096x256_k8`); see BENCHMARKS.md, decisions.
+            // The whole blocks with each vector's test kept in a mask register; the rest, a block's bits
+            // at a time.
             let Some((mut position, mut passed)) = prepared.compress_blocks::<T, KIND>(row, &lanes, found) else {
                 return false;
             };
@@ -306,8 +302,8 @@ pub(super) fn collect_below<
     }
     if !S::NETWORK && packed && k <= SMALL_K {
         // The best K by the sorted pool's branch-free insertions: `core`'s insertion sort of the dozen
-        // collected mispredicted on most of them (4096 rows of 256 f32, K = 8, AVX2: 1.07 to 0.92 ms;
-        // f16 1.10 to 0.84). Wide entries lose with it: their insertions cost more than the sort.
+        // collected mispredicts on most of them (`moe4096x256_k8`). Not for wide entries: their
+        // insertions cost more than the sort.
         let mut best = Sorted::<E>::new(k);
         for entry in entries.get(..count).unwrap_or_default() {
             best.push(entry.key(), entry.position());
@@ -329,8 +325,8 @@ pub(super) fn collect_below<
 }
 
 /// Adds `key` at `position` to `collected` if it is below `cap`; false when it is full.
-/// A function, not a closure: LLVM left the closure out of line once the filter around it grew, a call
-/// per survivor (5% on rows of 256 with K = 8).
+/// A function, not a closure: LLVM can leave a closure out of line once the filter around it grows, a
+/// call per survivor.
 #[inline(always)]
 fn keep_below<E: Entry>(collected: &mut Collected<'_, E>, cap: u64, key: u64, position: usize) -> bool {
     // The lane test may pass more than the keys below cap (f16 and bf16 keyed in the lanes do not).
@@ -347,10 +343,10 @@ fn keep_below<E: Entry>(collected: &mut Collected<'_, E>, cap: u64, key: u64, po
 /// else: the first block with a lane below best + 1 (the filter's block test), its first such lane
 /// ```
 /// Two reads of the row (the caller keeps to rows that sit in L1) and no candidates, where the short-row
-/// path compressed every block, then collected and sorted the few below the bound, for one answer; and
-/// no padding of rows shorter than a block (the copy's stores stalled the loads that followed them).
-// Out of line in unoptimised builds, as `filter_row` is: inlined there, its vector temporaries each took
-// a stack slot of the frame it joined.
+/// path compresses every block, then collects and sorts the few below the bound, for one answer; and
+/// no padding of rows shorter than a block (the copy's stores would stall the loads that follow them).
+// Out of line in unoptimised builds, as `filter_row` is: inlined there, its vector temporaries each take
+// a stack slot of the frame it joins.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(

@@ -26,8 +26,8 @@
 //!         once it compacts, cap = its threshold - 1 (only keys below that can still enter)
 //! ```
 //! Memory is still read in order, a row of 16 sequences a cache line, and each lane pushes few more
-//! than K elements: 4096 x 256 f32 on axis 0 with K = 50 went from 5.8 ms (one sequence at a time, one
-//! cache line per element) to 1.4. Scratch: one buffer of `candidates::capacity` entries per lane.
+//! than K elements, where one sequence at a time reads a cache line per element (4096 x 256 f32 on
+//! axis 0 with K = 50). Scratch: one buffer of `candidates::capacity` entries per lane.
 
 use core::mem::size_of;
 
@@ -125,8 +125,8 @@ fn side_pools<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     };
     if each == len {
         // Groups of one row: the caps' selection has put each lane's first K at the start of its
-        // buffer (minima positioned by group, each group a position), to be sorted. No second pass:
-        // with the writes below, 4096 sequences of 128 with K = 100 went from 12.0 to 6.2 ms.
+        // buffer (minima positioned by group, each group a position), to be sorted. No second pass,
+        // and the writes below rank by rank (4096 sequences of 128 with K = 100).
         let mut buffers = buffer.chunks_exact_mut(each).take(lanes);
         let best: [&[E]; MAX_LANES] = core::array::from_fn(|_| {
             let Some(best) = buffers.next().and_then(|entries| entries.get_mut(..k)) else {
@@ -188,8 +188,8 @@ fn side_pools<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
 
 /// Writes each lane's first `k` of `best` (sorted) to `emit`, rank by rank as the side filter does: the
 /// lanes' outputs of one rank are neighbours (on a non-last axis of the outputs too), where a lane's
-/// ranks lie a stride apart (4096 sequences of 256 with K = 100, lane by lane: the writes took a third
-/// of the time).
+/// ranks lie a stride apart (written lane by lane, the writes are a large part of the time of 4096
+/// sequences of 256 with K = 100).
 #[inline(always)]
 fn emit_by_rank<T: Copy, E: Entry>(best: &[&[E]; MAX_LANES], k: usize, emit: &mut SideOutputs<'_, T>) {
     for rank in 0..k {
@@ -245,23 +245,22 @@ fn minima_caps<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
 }
 
 /// Rows ahead of the current one that the side filter asks the cache for: its rows are a stride apart,
-/// where the hardware prefetchers of some cores (a Xeon here) do not follow.
+/// where the hardware prefetchers of some cores do not follow.
 const SIDE_AHEAD: usize = 8;
 
 /// Rows ahead of the current one whose part [`side_groups`] reads it asks the cache for, every line of
 /// it (up to 16 groups of lanes: 512 bytes of f32 on AVX2, 1 KiB on AVX-512), where that part is not
-/// the whole row. Only the first line, 8 rows on, left the Zen 3 waiting on the rest (4096 x 256 on
-/// axis 0 with K = 8, one process timing both, median ratio of 300 pairs: f32 0.87-0.88 of the time,
-/// i32 0.89, f64 0.77; f16 and u8, whose part is 256 or 128 bytes, 1.00-1.01). 8 rows on: f32
-/// 0.91-0.93. Whole rows back to back are one stream, which the hardware prefetchers follow: there,
-/// every line cost 4096 x 64 f32 with K = 4 5-10%, and the first line alone, `SIDE_AHEAD` rows on,
+/// the whole row: the first line alone, 8 rows on, leaves the core waiting on the rest. Set by
+/// `axis0_4096x256_k8` (f32, i32 and f64 gain; f16 and u8, whose part is 256 or 128 bytes, do not
+/// change); see BENCHMARKS.md, decisions. Whole rows back to back are one stream, which the hardware
+/// prefetchers follow: there every line costs time, and the first line alone, `SIDE_AHEAD` rows on,
 /// stays.
 const GROUPS_AHEAD: usize = 4;
 
 /// [`select_side`] for one key kind with `S` slots (see the module doc): [`side_groups`] with as many
 /// groups as [`STATE_BYTES`] holds (16, 8 or 4) where SIMD engines are. One group elsewhere (firmware's
-/// stack and flash), and where `side` has fewer than two groups of sequences or short ones (the tiles of
-/// tiny rows: the slots of 16 groups took longer to clear than their rows to read).
+/// stack and code size), and where `side` has fewer than two groups of sequences or short ones (the
+/// tiles of tiny rows: the slots of 16 groups take longer to clear than their rows to read).
 #[inline(always)]
 fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
     side: &Side<'_, T>,
@@ -303,14 +302,12 @@ fn side_tests<V: Vector, T: Element, const KIND: u8, const S: usize, const G: us
 
 /// The stack the groups' slots take at most: `2 · S` vectors a group, so 8 groups of 8 slots or 4 of 16
 /// on AVX-512, 16 of 8 or 8 of 16 on AVX2 (what keeps a call within the 16 KiB `tests/stack.rs` checks).
-/// 4096 x 256 f32 on axis 0 with K = 8 (AVX-512): 0.43 ms one group at a time (a cache line a row, the
-/// stall on its load a third of the time), 0.29 with 8 groups (and float tests), 0.23 with 16; on AVX2
-/// 1.41 ms before, 0.42 with 16 groups.
+/// One group at a time reads a cache line a row and stalls on its load; more groups read the row
+/// whole. Set by `axis0_4096x256_k8`; see BENCHMARKS.md, decisions.
 const STATE_BYTES: usize = 8 * 1024;
 
 // How [`side_groups`] tests a row's lanes against the lanes' limits (f32 and f64 as floats: one compare
-// where the keys took seven instructions; in the case above 0.345 to 0.29 ms with 8 groups, 0.30 to 0.23
-// with 16).
+// where the keys take seven instructions).
 /// The keys below the limit keys.
 const KEYS: u8 = 0;
 /// Floats at most the limit values (`float_limits`, `flip == 0`).

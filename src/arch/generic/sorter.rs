@@ -1,5 +1,5 @@
 //! The SIMD engines' [`Sorter`]s of packed entries: AVX-512's sorting network or vectorised partition,
-//! whichever is faster for the size (the measurements are on [`Network`]), and AVX2's ranks of a few
+//! whichever is faster for the size (the crossovers are on [`Network`]), and AVX2's ranks of a few
 //! ([`Ranked`]).
 
 use core::marker::PhantomData;
@@ -12,8 +12,8 @@ use crate::vector::{MAX_LANES, Vector};
 
 /// An ISA's one compiled copy of [`network::sort`](super::network::sort) on its 64-bit vectors: a
 /// `#[target_feature]` function that every caller shares, rather than the network inlined into each of
-/// the filter's instantiations (inlined into AVX2's filter, it made 32 x 128k f32 rows with K = 50
-/// 2.7x slower).
+/// the filter's instantiations (inlined into AVX2's filter, it slowed the filter's long rows down:
+/// `llm32x128k_k50`).
 pub(crate) trait SortPacked {
     /// [`network::sort`](super::network::sort) on this ISA's 64-bit lanes.
     fn sort_packed(entries: &mut [u64], k: usize);
@@ -32,18 +32,16 @@ pub(crate) trait PartitionPacked: SortPacked {
 /// compactions and the select before a long sort, the vectorised quickselect of [`partition`] from
 /// [`partition::SMALL`] entries on (`core`'s selection below; wider entries: `core`'s selection and sort).
 ///
-/// Measured on AVX-512 (Zen 5), random u64, ns per call: sorting the best half of 128 entries, network
-/// 167 against `core`'s select and sort 382; of 1024, 3023 (network) or 2545 (`core`'s select, then the
-/// network on the 512) against 3849. A compaction needs no order, and `core`'s O(n) select beats the
-/// O(n log² n) network from 64 entries on (200 entries: 295 against 412).
+/// Sorting the best half of up to a block, the network beats `core`'s select and sort; beyond half a
+/// block, a selection first halves what it sorts. A compaction needs no order, and an O(n) select beats
+/// the O(n log² n) network from 64 entries on.
 ///
-/// The partition beats `core`'s select from 129 entries on (1.15x to 2.1x up to 100k on an Intel Xeon;
-/// `partition::tests::select_against_core`), and beyond 512 entries the sort is the quicksort of
-/// [`partition::sort`] (the partition, the network on parts of one block, parts past K dropped), whatever
-/// K: the network's O(n log² n) loses to it as n grows (1.1x at 1024 entries, 3.1x at 100k;
-/// `partition::tests::sort_against_network`). The measurements are in BENCHMARKS.md (fifth session). The
-/// AVX2 engine keeps `core`'s selection and sort: the same code on four lanes lost or tied up to 512
-/// entries (select) and 2048 (sort).
+/// The partition beats `core`'s select from 129 entries on (`partition::tests::select_against_core`),
+/// and beyond 512 entries the sort is the quicksort of [`partition::sort`] (the partition, the network
+/// on parts of one block, parts past K dropped), whatever K: the network's O(n log² n) loses to it as
+/// n grows (`partition::tests::sort_against_network`). The crossovers are in BENCHMARKS.md, decisions.
+/// The AVX2 engine keeps `core`'s selection and sort: the same code on four lanes does not beat them up
+/// to 512 entries (select) and 2048 (sort).
 pub(crate) struct Network<V>(PhantomData<V>);
 
 /// Packed entries beyond this many (four blocks of AVX-512) are sorted by [`partition::sort`], whatever
@@ -88,12 +86,10 @@ impl<V: PartitionPacked> Sorter for Network<V> {
 /// short row collects sorted by rank in the lanes ([`Sorter::sort_few`]), where the sorted pool spent a
 /// branch-free insertion of K slots on each.
 ///
-/// Ranks, Zen 3, ms for 4096 rows of 256 (2048 of 512): f32 with K = 8, 0.70 to 0.66-0.68; K = 12, 0.96
-/// to 0.78; K = 16, 1.24 to 1.04 (512: 0.70 to 0.58); f16 with K = 8, 0.76-0.81 to 0.69-0.70; i32 0.64
-/// to 0.59; u8 with K = 4, 0.535 to 0.511. The network against `core`'s sort (Zen 3, ms, four
-/// alternations): 4096 rows of 256 f32, K = 24 2.01 to 1.80, K = 48 4.04 to 3.63; f16, K = 32 2.85 to
-/// 2.29; 1024 rows of 1024 f32, K = 64 1.34 to 1.21. The network on all of more than 64 (two blocks
-/// merged) tied with `core` at K = 48.
+/// The ranks are set by short rows with small K (`moe4096x256_k8`, and rows of 256 and 512 with K up
+/// to 16); the network against `core`'s sort by rows of 256 and 1024 with K of 24 to 64. A network over
+/// more than 64 entries (two blocks merged) gains nothing on `core`'s sort. See BENCHMARKS.md,
+/// decisions.
 ///
 /// ```text
 /// rank[i] = #{ j : words[j] < words[i] }     // one broadcast, and a compare and an add per vector, per j
@@ -108,8 +104,8 @@ impl<V: Vector + SortPacked> Sorter for Ranked<V> {
     }
 
     /// K up to a block of packed entries (16 vectors, 64 entries) ordered by the network, after
-    /// `core`'s select where there are more: `core`'s sort of a few dozen mispredicted most of its
-    /// compares (see the type's measurements).
+    /// `core`'s select where there are more: `core`'s sort of a few dozen mispredicts most of its
+    /// compares.
     #[inline(always)]
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
         let block = BLOCK * V::LANES;

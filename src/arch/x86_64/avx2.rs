@@ -10,7 +10,7 @@ use crate::cpu::Avx2;
 use crate::vector::{MAX_LANES, Vector};
 
 // Candidates are selected by `core`'s select, and K above 64 ordered by its sort: the network and the
-// partition lost to them on four 64-bit lanes without an unsigned 64-bit minimum (see
+// partition do not beat them on four 64-bit lanes without an unsigned 64-bit minimum (see
 // `sorter::Network`). K up to 64 is ordered by the network, and the few a short row collects by their
 // ranks (see `sorter::Ranked`).
 generic::engine::simd_engine! {
@@ -347,8 +347,8 @@ impl Vector for U32x8 {
     fn float_max3(self, other: Self, acc: Self) -> Self {
         // `vmaxps` returns its second operand where either is NaN, so the second keeps a NaN of `acc`;
         // one unordered compare finds a NaN in either of the other two, and its all-ones lanes or-ed in
-        // are a NaN. Four instructions for two vectors, where `float_max` twice took six (4096 rows of
-        // 256 f32 with K = 8: 32 fewer a row, of 1475; `benches/instructions.py`).
+        // are a NaN. Four instructions for two vectors, where `float_max` twice takes six
+        // (`benches/instructions.py` counts them on `moe4096x256_k8`).
         // SAFETY: AVX2 is present (module invariant).
         U32x8(unsafe {
             let (x, y) = (_mm256_castsi256_ps(self.0), _mm256_castsi256_ps(other.0));
@@ -431,7 +431,7 @@ const COMPRESS: [u64; 256] = {
 
 /// [`COMPRESS`] for each vector of a block of four: every byte moved by the vector's eight lanes (at
 /// most 7 + 24: no byte carries into the next), so that a compressed vector's positions are the entry
-/// plus the block's first position, one add where they took two.
+/// plus the block's first position, one add where they would take two.
 const COMPRESS_AT: [[u64; 256]; 4] = {
     let mut tables = [COMPRESS; 4];
     let mut vector = 1;

@@ -3,8 +3,8 @@
 //!
 //! Keys live in 32/64-bit lanes (8/16-bit elements are widened by `vpmovzx{b,w}d`), and F has the
 //! unsigned compares and mask blends of those widths. BW adds the 16-bit compares that test f16 rows on
-//! their raw bits, 32 to a register (converting them to f32 first cost twice the memory's time); every
-//! AVX-512 CPU but the Xeon Phi has it.
+//! their raw bits, 32 to a register (converting them to f32 first leaves the scan bound by the
+//! conversions, not by memory); every AVX-512 CPU but the Xeon Phi has it.
 
 use core::arch::x86_64::*;
 
@@ -544,9 +544,9 @@ impl Vector for U64x8 {
     fn partition_lanes(self, bits: u64) -> Self {
         // One `vpermq`: the eight source lanes of the mask's order, a byte each, broadcast and shifted so
         // that lane i's low three bits are byte i (`vpermq` reads no more). Compressing the set lanes and
-        // expanding the compressed clear ones above them (`vpcompressq`, `vpexpandq`, register forms) took
-        // three instructions of two micro-ops on the shuffle port: the partition ran at 1.3x `core`'s
-        // selection instead of 1.8-2.2x (Intel, 100k words).
+        // expanding the compressed clear ones above them (`vpcompressq`, `vpexpandq`, register forms)
+        // takes three instructions of two micro-ops on the shuffle port, which slows the whole partition
+        // (`partition::tests::select_against_core`).
         let packed = PARTITION[(bits & 0xFF) as usize];
         // SAFETY: AVX-512F is present (module invariant).
         U64x8(unsafe {
