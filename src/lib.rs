@@ -76,35 +76,37 @@
 //! and the 2 KiB buffer (`firmware/`, checked on QEMU by `ci.sh`).
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
 
-mod accumulator;
-mod arch;
-mod backend;
-mod candidates;
-mod cpu;
-mod data_type;
-mod element;
-mod entry;
-mod error;
-mod histogram;
-mod index;
-pub mod naive;
-#[cfg(feature = "rayon")]
-pub mod parallel;
-mod plan;
-mod sequence;
-mod topk;
-mod vector;
-mod view;
+// The layers, bottom up: each module uses only its own layer and those below (tests/layers.rs checks).
+/// 1. What a request is made of: types, keys, views, errors, sequences and their outputs.
+mod types;
 
-pub use accumulator::{Accumulator, Slot};
-pub use backend::Backend;
-pub use data_type::{DataType, IndexType};
-pub use element::{Direction, Element, Key};
-pub use error::{Error, Tensor};
+/// 2. Vectors, their implementation for each instruction set, and what this CPU has.
+mod simd;
+
+/// 3. The algorithms, each written once over the vectors.
+mod kernels;
+
+/// 4. Which algorithm a request gets, and running it on an engine.
+mod dispatch;
+
+/// 5. The walk over a tensor's sequences.
+mod walk;
+
+/// 6. The public API.
+mod api;
+
+pub use api::accumulator::{Accumulator, Slot};
+pub use api::naive;
+#[cfg(feature = "rayon")]
+pub use api::parallel;
+pub use api::topk::{TopK, check_request, scratch_len, scratch_len_for, topk, topk_on_stack};
+pub use dispatch::backend::Backend;
 pub use half::{bf16, f16};
-pub use index::Index;
-pub use topk::{TopK, check_request, scratch_len, scratch_len_for, topk, topk_on_stack};
-pub use view::{Layout, MAX_RANK, View, ViewMut, padded_axis};
+pub use types::data_type::{DataType, IndexType};
+pub use types::element::{Direction, Element, Key};
+pub use types::error::{Error, Tensor};
+pub use types::index::Index;
+pub use types::view::{Layout, MAX_RANK, View, ViewMut, padded_axis};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -1,0 +1,9 @@
+//! Layer 6, the public API: one call ([`topk`](topk::topk)), a validated plan to split across threads
+//! ([`TopK`](topk::TopK)), the reference ([`naive`]), a top-K that arrives in pieces
+//! ([`Accumulator`](accumulator::Accumulator)), and rayon's threads ([`parallel`], feature `rayon`).
+
+pub(crate) mod accumulator;
+pub mod naive;
+#[cfg(feature = "rayon")]
+pub mod parallel;
+pub(crate) mod topk;

@@ -1,3 +1,0 @@
-//! aarch64 engines.
-
-pub(crate) mod neon;

@@ -1,0 +1,446 @@
+//! A non-last axis: neighbouring sequences read side by side, one per lane, so that memory is read in
+//! order and never transposed. K <= 16 keeps each lane's best K in sorted vector slots ([`side_groups`]),
+//! several groups of lanes at once, so that a row of the tensor is read whole:
+//!
+//! ```text
+//! for each group g of LANES sequences (up to 16 groups, the rest another call):
+//!     best[g][0..S], at[g][0..S] = its lanes' best keys so far, sorted, and their positions
+//!     limit[g] = best[g][S - 1], as a float value for f32 and f64    // float_limits
+//! for each position j (a row: element j of every sequence, adjacent in memory):
+//!     for each group g: x = row j's vector of g
+//!         if j < K or any lane of x passes limit[g]: insert keys(x) at j into every lane of g    // branch-free
+//! ```
+//! The lanes' best K sit in the last K of `S` slots (8 or 16), the slots before them hold key 0 and
+//! never move, so the threshold is always the last slot. A non-last axis costs one vector compare per
+//! `LANES` elements, reading memory in order, and one `S`-step vector insertion when some lane's
+//! threshold falls, instead of one strided (cache-missing) walk per sequence, or a scalar insertion per
+//! passing lane. Stack: `2 · S` vectors a group, 8 KiB at most ([`STATE_BYTES`]).
+//!
+//! Larger K gives each lane a candidate buffer of its own in the scratch ([`side_pools`]), the same
+//! [`Candidates`] a row's filter uses, and compares each row with the lanes' limits at once:
+//!
+//! ```text
+//! cap[lane] = the K-th smallest of the lane's minima over 2K groups of rows    // minima_caps
+//! for each row j: x = keys(row j)
+//!     for each lane where x <= cap: push (x, j) into the lane's buffer;
+//!         once it compacts, cap = its threshold - 1 (only keys below that can still enter)
+//! ```
+//! Memory is still read in order, a row of 16 sequences a cache line, and each lane pushes few more
+//! than K elements, where one sequence at a time reads a cache line per element (4096 x 256 f32 on
+//! axis 0 with K = 50). Scratch: one buffer of `candidates::capacity` entries per lane.
+
+use core::mem::size_of;
+
+use crate::kernels::candidates::{Candidates, Sorter, capacity};
+use crate::kernels::entry::{Buffer, Entry, SideOutputs};
+use crate::simd::vector::{MAX_LANES, Vector};
+use crate::types::element::{Element, Sealed};
+use crate::types::sequence::Side;
+
+use super::filter::{HALF_K, SMALL_K};
+use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, float_limits, keys};
+
+/// Reads neighbouring sequences of `side` side by side, one per lane, and writes each one's first K to
+/// `emit` (`write(lane, rank, position)`). Returns the sequences taken: a multiple of `V::LANES` (one
+/// group of lanes, or with K <= 16 as many groups as fit), or 0 (nothing written) when `side` has fewer
+/// than `V::LANES`, positions do not fit the lanes, or K is above 16 and `buffer` holds fewer than
+/// `V::LANES` candidate buffers (`candidates::capacity` entries each).
+#[inline(always)]
+pub(crate) fn select_side<V32: Vector, V64: Vector, S: Sorter, T: Element>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    buffer: Buffer<'_>,
+    emit: &mut SideOutputs<'_, T>,
+) -> usize {
+    if const { size_of::<T>() == 8 } {
+        side_by_kind::<V64, S, T>(side, k, flip, buffer, emit)
+    } else {
+        side_by_kind::<V32, S, T>(side, k, flip, buffer, emit)
+    }
+}
+
+/// [`side_by_k`] for `T`'s key kind.
+#[inline(always)]
+fn side_by_kind<V: Vector, S: Sorter, T: Element>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    buffer: Buffer<'_>,
+    emit: &mut SideOutputs<'_, T>,
+) -> usize {
+    let map = KeyMap::of::<T>();
+    match <T as Sealed>::KEY_FORM {
+        UNSIGNED => side_by_k::<V, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
+        SIGNED => side_by_k::<V, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
+        _ => side_by_k::<V, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
+    }
+}
+
+/// [`side_filter`] with as few slots as K needs (8 or 16), or [`side_pools`] above 16.
+#[inline(always)]
+fn side_by_k<V: Vector, S: Sorter, T: Element, const KIND: u8>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    buffer: Buffer<'_>,
+    emit: &mut SideOutputs<'_, T>,
+) -> usize {
+    if k <= HALF_K {
+        return side_filter::<V, T, KIND, HALF_K>(side, k, flip, map, emit);
+    }
+    if k <= SMALL_K {
+        return side_filter::<V, T, KIND, SMALL_K>(side, k, flip, map, emit);
+    }
+    if const { !crate::dispatch::SIMD_ENGINES } {
+        return 0;
+    }
+    match buffer {
+        Buffer::Packed(entries) => side_pools::<V, S, T, u64, KIND>(side, k, flip, map, entries, emit),
+        Buffer::Wide(entries) => side_pools::<V, S, T, [u64; 2], KIND>(side, k, flip, map, entries, emit),
+    }
+}
+
+/// [`select_side`] for K above 16: one candidate buffer per lane in `buffer` (see the module doc).
+/// Positions fit the entries: `E` is chosen for the sequence's length, as for one sequence.
+#[inline(always)]
+fn side_pools<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    buffer: &mut [E],
+    emit: &mut SideOutputs<'_, T>,
+) -> usize {
+    let (lanes, len) = (V::LANES, side.len());
+    let each = capacity(len, k);
+    let enough = each.checked_mul(lanes).is_some_and(|needed| needed <= buffer.len());
+    if k == 0 || len < k || side.count() < lanes || !enough {
+        return 0;
+    }
+    let constants = Lanes::<V>::new(map, flip);
+    let Some(mut caps) = minima_caps::<V, S, T, E, KIND>(side, k, each, &constants, buffer) else {
+        return 0;
+    };
+    if each == len {
+        // Groups of one row: the caps' selection has put each lane's first K at the start of its
+        // buffer (minima positioned by group, each group a position), to be sorted. No second pass,
+        // and the writes below rank by rank (4096 sequences of 128 with K = 100).
+        let mut buffers = buffer.chunks_exact_mut(each).take(lanes);
+        let best: [&[E]; MAX_LANES] = core::array::from_fn(|_| {
+            let Some(best) = buffers.next().and_then(|entries| entries.get_mut(..k)) else {
+                return &[][..];
+            };
+            S::sort(best, k);
+            best
+        });
+        emit_by_rank(&best, k, emit);
+        return lanes;
+    }
+    let mut buffers = buffer.chunks_exact_mut(each);
+    let mut pools: [Option<Candidates<'_, E, S>>; MAX_LANES] = core::array::from_fn(|lane| {
+        (lane < lanes)
+            .then(|| buffers.next())
+            .flatten()
+            .map(|b| Candidates::sorted_by(b, k))
+    });
+    let (mut limit, all) = (V::from_lanes(caps), u64::MAX >> (64 - lanes));
+    // Lanes whose pool's threshold is the smallest key: nothing enters them any more.
+    let mut closed = 0u64;
+    for position in 0..len {
+        let Some(x) = side_keys::<V, T, KIND>(side, position, &constants) else {
+            return 0;
+        };
+        let mut bits = !V::bits(x.gt(limit)) & all & !closed;
+        if bits == 0 {
+            continue;
+        }
+        let keys = x.lanes();
+        let mut lowered = false;
+        while bits != 0 {
+            let lane = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if let (Some(Some(pool)), Some(&key), Some(cap)) = (pools.get_mut(lane), keys.get(lane), caps.get_mut(lane))
+            {
+                pool.push(key, position);
+                // Once the pool compacts, only keys below its threshold can enter: at most threshold - 1.
+                match pool.threshold().checked_sub(1) {
+                    Some(below) if pool.filtering() && below < *cap => (*cap, lowered) = (below, true),
+                    None if pool.filtering() => closed |= 1 << lane,
+                    _ => {}
+                }
+            }
+        }
+        // Only a compaction lowers a cap: one push in K or fewer. (Rebuilding the vector after every
+        // push cost a stall on the stores it reads back.)
+        if lowered {
+            limit = V::from_lanes(caps);
+        }
+    }
+    emit_by_rank(
+        &pools.map(|pool| pool.map(Candidates::finish).unwrap_or_default()),
+        k,
+        emit,
+    );
+    lanes
+}
+
+/// Writes each lane's first `k` of `best` (sorted) to `emit`, rank by rank as the side filter does: the
+/// lanes' outputs of one rank are neighbours (on a non-last axis of the outputs too), where a lane's
+/// ranks lie a stride apart (written lane by lane, the writes are a large part of the time of 4096
+/// sequences of 256 with K = 100).
+#[inline(always)]
+fn emit_by_rank<T: Copy, E: Entry>(best: &[&[E]; MAX_LANES], k: usize, emit: &mut SideOutputs<'_, T>) {
+    for rank in 0..k {
+        for (lane, entries) in best.iter().enumerate() {
+            if let Some(entry) = entries.get(rank) {
+                emit.write(lane, rank, entry.position());
+            }
+        }
+    }
+}
+
+/// Rows per group of [`minima_caps`] at most.
+const GROUP_ROWS: usize = 64;
+
+/// Each lane's cap: the K-th smallest of its minima over `groups` (`>= k`, at most the length) runs
+/// of consecutive rows, picked in `buffer` (one run of `groups` entries per lane). The groups are
+/// disjoint, so at least K elements of the lane's sequence have a key at most its cap, and none with a
+/// larger key is among its first K. On random rows of 4096 with K = 50 about 70 elements of each lie
+/// at or below it, where a pool filling from nothing takes 2K of them and K · ln(n / 2K) more.
+/// `None` if `side` has fewer than `V::LANES` sequences (nothing is read).
+#[inline(always)]
+fn minima_caps<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+    side: &Side<'_, T>,
+    k: usize,
+    groups: usize,
+    constants: &Lanes<V>,
+    buffer: &mut [E],
+) -> Option<[u64; MAX_LANES]> {
+    // Groups of at most GROUP_ROWS rows: on long sequences the caps come from their start. Each group
+    // has `rows` rows, the first `longer` one more.
+    let len = side.len().min(groups.saturating_mul(GROUP_ROWS));
+    let (rows, longer) = (len / groups, len % groups);
+    let mut start = 0;
+    for group in 0..groups {
+        let end = start + rows + usize::from(group < longer);
+        let mut minimum = V::splat(u64::MAX);
+        for position in start..end {
+            minimum = minimum.min(side_keys::<V, T, KIND>(side, position, constants)?);
+        }
+        start = end;
+        for (lane, &key) in minimum.lanes().iter().enumerate().take(V::LANES) {
+            if let Some(slot) = buffer.get_mut(lane * groups + group) {
+                *slot = E::new(key, group);
+            }
+        }
+    }
+    let mut caps = [u64::MAX; MAX_LANES];
+    for (cap, minima) in caps.iter_mut().zip(buffer.chunks_exact_mut(groups)).take(V::LANES) {
+        S::select(minima, k);
+        *cap = minima.get(k - 1).map_or(u64::MAX, |entry| entry.key());
+    }
+    Some(caps)
+}
+
+/// Rows ahead of the current one that the side filter asks the cache for: its rows are a stride apart,
+/// where the hardware prefetchers of some cores do not follow.
+const SIDE_AHEAD: usize = 8;
+
+/// Rows ahead of the current one whose part [`side_groups`] reads it asks the cache for, every line of
+/// it (up to 16 groups of lanes: 512 bytes of f32 on AVX2, 1 KiB on AVX-512), where that part is not
+/// the whole row: the first line alone, 8 rows on, leaves the core waiting on the rest. Set by
+/// `axis0_4096x256_k8` (f32, i32 and f64 gain; f16 and u8, whose part is 256 or 128 bytes, do not
+/// change); see BENCHMARKS.md, decisions. Whole rows back to back are one stream, which the hardware
+/// prefetchers follow: there every line costs time, and the first line alone, `SIDE_AHEAD` rows on,
+/// stays.
+const GROUPS_AHEAD: usize = 4;
+
+/// [`select_side`] for one key kind with `S` slots (see the module doc): [`side_groups`] with as many
+/// groups as [`STATE_BYTES`] holds (16, 8 or 4) where SIMD engines are. One group elsewhere (firmware's
+/// stack and code size), and where `side` has fewer than two groups of sequences or short ones (the
+/// tiles of tiny rows: the slots of 16 groups take longer to clear than their rows to read).
+#[inline(always)]
+fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut SideOutputs<'_, T>,
+) -> usize {
+    if const { !crate::dispatch::SIMD_ENGINES } || side.count() < 2 * V::LANES || side.len() < 8 * S {
+        return side_groups::<V, T, KIND, S, 1, KEYS>(side, k, flip, map, emit);
+    }
+    if const { 16 * 2 * S * size_of::<V>() <= STATE_BYTES } {
+        side_tests::<V, T, KIND, S, 16>(side, k, flip, map, emit)
+    } else if const { 8 * 2 * S * size_of::<V>() <= STATE_BYTES } {
+        side_tests::<V, T, KIND, S, 8>(side, k, flip, map, emit)
+    } else {
+        side_tests::<V, T, KIND, S, 4>(side, k, flip, map, emit)
+    }
+}
+
+/// [`side_groups`] with the lane test for `T`: f32 and f64 compared as floats with each lane's limit
+/// value, the rest as keys.
+#[inline(always)]
+fn side_tests<V: Vector, T: Element, const KIND: u8, const S: usize, const G: usize>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut SideOutputs<'_, T>,
+) -> usize {
+    if const { KIND != FLOAT || size_of::<T>() < 4 } {
+        side_groups::<V, T, KIND, S, G, KEYS>(side, k, flip, map, emit)
+    } else if flip == 0 {
+        side_groups::<V, T, KIND, S, G, FLOAT_AT_MOST>(side, k, flip, map, emit)
+    } else {
+        side_groups::<V, T, KIND, S, G, FLOAT_ABOVE>(side, k, flip, map, emit)
+    }
+}
+
+/// The stack the groups' slots take at most: `2 · S` vectors a group, so 8 groups of 8 slots or 4 of 16
+/// on AVX-512, 16 of 8 or 8 of 16 on AVX2 (what keeps a call within the 16 KiB `tests/stack.rs` checks).
+/// One group at a time reads a cache line a row and stalls on its load; more groups read the row
+/// whole. Set by `axis0_4096x256_k8`; see BENCHMARKS.md, decisions.
+const STATE_BYTES: usize = 8 * 1024;
+
+// How [`side_groups`] tests a row's lanes against the lanes' limits (f32 and f64 as floats: one compare
+// where the keys take seven instructions).
+/// The keys below the limit keys.
+const KEYS: u8 = 0;
+/// Floats at most the limit values (`float_limits`, `flip == 0`).
+const FLOAT_AT_MOST: u8 = 1;
+/// Floats not at most the limit values, NaN included (`float_limits`, `flip != 0`).
+const FLOAT_ABOVE: u8 = 2;
+
+/// The side filter on up to `G` groups of `V::LANES` neighbouring sequences at once, as many as `side`
+/// has (see the module doc): the groups' part of each row is read whole and in order, and a group's `S`
+/// slots move only when one of its lanes passes its limit (`TEST`, a superset of the keys below the last
+/// slot's: `insert` leaves the rest where they are). Returns the sequences taken.
+#[cfg_attr(debug_assertions, inline(never))]
+#[cfg_attr(not(debug_assertions), inline(always))]
+fn side_groups<V: Vector, T: Element, const KIND: u8, const S: usize, const G: usize, const TEST: u8>(
+    side: &Side<'_, T>,
+    k: usize,
+    flip: u64,
+    map: &KeyMap,
+    emit: &mut SideOutputs<'_, T>,
+) -> usize {
+    let lanes = V::LANES;
+    let groups = (side.count() / lanes).min(G);
+    let width = groups * lanes;
+    // 32-bit lanes hold positions below 2^32.
+    let positions_fit = size_of::<V>() == 8 * lanes || u32::try_from(side.len()).is_ok();
+    if !(1..=S).contains(&k) || groups == 0 || side.len() < k || !positions_fit {
+        return 0;
+    }
+    let constants = Lanes::<V>::new(map, flip);
+    // Slots S - K.. hold the best K; the ones before hold the smallest key, which no element passes.
+    let first = S - k;
+    let (mut best, mut at) = ([[V::splat(0); S]; G], [[V::splat(0); S]; G]);
+    let mut limits = [V::splat(0); G];
+    // The first K rows fill slots `first` on: every lane enters.
+    for position in 0..k {
+        let Some(row) = side.row(position, width) else {
+            return 0;
+        };
+        for g in 0..groups {
+            // SAFETY: `row` holds `groups · LANES` elements of T, one of the crate's element types.
+            let x = keys::<V, KIND>(unsafe { V::load(row.as_ptr().add(g * lanes)) }, &constants);
+            insert(&mut best[g], &mut at[g], x, position, first + position);
+        }
+    }
+    for (limit, best) in limits.iter_mut().zip(&best) {
+        *limit = lane_limits::<V, TEST>(best[S - 1], flip, map);
+    }
+    // The part of each row read is not all of it (see `GROUPS_AHEAD`).
+    let gaps = side.stride() != width as isize;
+    for position in k..side.len() {
+        let Some(row) = side.row(position, width) else {
+            return 0;
+        };
+        if gaps {
+            if let Some(ahead) = side.row(position + GROUPS_AHEAD, width) {
+                crate::simd::vector::prefetch_all(ahead);
+            }
+        } else if let Some(ahead) = side.row(position + SIDE_AHEAD, lanes) {
+            crate::simd::vector::prefetch(ahead.as_ptr());
+        }
+        for g in 0..groups {
+            // SAFETY: `row` holds `groups · LANES` elements of T, one of the crate's element types.
+            let raw = unsafe { V::load(row.as_ptr().add(g * lanes)) };
+            let pass = match TEST {
+                FLOAT_AT_MOST => raw.float_le(limits[g]),
+                FLOAT_ABOVE => raw.float_nle(limits[g]),
+                _ => keys::<V, KIND>(raw, &constants).lt(limits[g]),
+            };
+            if V::any(pass) {
+                insert(&mut best[g], &mut at[g], keys::<V, KIND>(raw, &constants), position, S);
+                limits[g] = lane_limits::<V, TEST>(best[g][S - 1], flip, map);
+            }
+        }
+    }
+    for rank in first..S {
+        for (g, at) in at.iter().take(groups).enumerate() {
+            for (lane, &position) in at[rank].lanes().iter().take(lanes).enumerate() {
+                emit.write(g * lanes + lane, rank - first, position as usize);
+            }
+        }
+    }
+    width
+}
+
+/// What `TEST` compares a group's lanes with, `threshold` being their last slot's keys.
+#[inline(always)]
+fn lane_limits<V: Vector, const TEST: u8>(threshold: V, flip: u64, map: &KeyMap) -> V {
+    match TEST {
+        KEYS => threshold,
+        _ => float_limits(threshold, flip, map),
+    }
+}
+
+/// The keys of element `position` of the first `V::LANES` sequences of `side`; `None` if it has fewer.
+#[inline(always)]
+fn side_keys<V: Vector, T: Element, const KIND: u8>(
+    side: &Side<'_, T>,
+    position: usize,
+    constants: &Lanes<V>,
+) -> Option<V> {
+    // Checked once per row: the load below needs nothing else.
+    let row = side.row(position, V::LANES)?;
+    if let Some(ahead) = side.row(position + SIDE_AHEAD, V::LANES) {
+        crate::simd::vector::prefetch(ahead.as_ptr());
+    }
+    // SAFETY: `row` holds V::LANES elements of T, one of the crate's element types.
+    Some(keys::<V, KIND>(unsafe { V::load(row.as_ptr()) }, constants))
+}
+
+/// Inserts the keys `x` at `position` into each lane's sorted `best` (with positions `at`), whose slots
+/// from `filled` on are empty.
+///
+/// Slot i takes its lower neighbour where x went below that, x where x went below slot i only, else
+/// keeps its own: the slots above x move up one and the last falls out. Strict compares keep an equal
+/// key behind the earlier one (ties by position). From the top down, so that each slot reads its
+/// neighbour's old contents.
+#[inline(always)]
+fn insert<V: Vector, const S: usize>(best: &mut [V; S], at: &mut [V; S], x: V, position: usize, filled: usize) {
+    let p = V::splat(position as u64);
+    for i in (1..S).rev() {
+        let (here, lower) = (below(best, x, i, filled), below(best, x, i - 1, filled));
+        best[i] = V::select(lower, best[i - 1], V::select(here, x, best[i]));
+        at[i] = V::select(lower, at[i - 1], V::select(here, p, at[i]));
+    }
+    let here = below(best, x, 0, filled);
+    best[0] = V::select(here, x, best[0]);
+    at[0] = V::select(here, p, at[0]);
+}
+
+/// The lanes where `x` goes below slot `i`: all of them if the slot is empty (from `filled` on).
+/// (A function, not a closure: a closure the compiler declines to inline loses the engine's target
+/// features, and each intrinsic in it becomes a call.)
+#[inline(always)]
+fn below<V: Vector, const S: usize>(best: &[V; S], x: V, i: usize, filled: usize) -> V::Mask {
+    if i >= filled { x.eq(x) } else { x.lt(best[i]) }
+}

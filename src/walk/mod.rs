@@ -1,0 +1,670 @@
+//! A validated request reduced to what the walk needs: rank 8 (the views padded in front with
+//! dimensions of size 1, as [`Layout::padded`] does) and the index type reduced to the `u32` or `u64`
+//! word it is written as. [`TopK`] is generic over the index type and the rank for its callers; this is
+//! not, so the walk over sequences, the tiles and the side-by-side runs are compiled once per value
+//! type and word: 24 copies where a test that tries every type, index type and rank had 384, and those
+//! in this crate ([`Word::run`]). The methods [`TopK`] forwards to are documented there.
+//!
+//! [`TopK`]: crate::TopK
+//! [`Layout::padded`]: crate::Layout::padded
+
+use core::marker::PhantomData;
+use core::ops::Range;
+use core::ptr::NonNull;
+
+use crate::api::topk::{scratch_len, scratch_len_for, side_dimension, side_pools};
+use crate::dispatch;
+use crate::dispatch::backend::{Backend, Engine};
+use crate::kernels::entry::{
+    Buffer, Emit, Entry, IndexWords, LaneStarts, Outputs, Rows, SideOutputs, Slots, packs_in_one_word,
+};
+use crate::simd::vector::MAX_LANES;
+use crate::types::element::{Direction, Element, Key};
+use crate::types::error::Error;
+use crate::types::index::Index;
+use crate::types::sequence::{Sequence, Side};
+use crate::types::view::{self, MAX_RANK, View, ViewMut};
+
+/// An index word a plan writes positions as (`u32`, `u64`; see [`Index`]'s `Word`).
+pub(crate) trait Word: Index {
+    /// Runs `plan` by the walk compiled in this crate for `T` and this word ([`Engines`]): a caller
+    /// in another crate (a test binary, the C ABI, a runtime) calls it, where the generic walk would be
+    /// compiled again there, 24 copies in a crate that tries every type (a large part of the
+    /// command-line example's debug build). Not on targets without SIMD engines (firmware): there the
+    /// caller's crate compiles the walk, inlined with its requests' constants (axis, sizes), and the
+    /// paths they rule out stay out of the flash. A copy in this crate would be the
+    /// one the caller links (release builds share generic copies at opt-level "s"), out of line.
+    ///
+    /// [`Engines`]: crate::types::element::Engines
+    fn run<T: Element>(
+        plan: &mut Plan<'_, T, Self>,
+        range: Range<usize>,
+        backend: Backend,
+        scratch: &mut [u64],
+    ) -> Result<(), Error>;
+
+    /// The index output's words as an engine writes them.
+    fn index_words(words: NonNull<Self>) -> IndexWords;
+}
+
+/// `Word` for each index word, by the `Engines` method that runs its plans.
+macro_rules! words {
+    ($($word:ident => $run:ident: $variant:ident),*) => {$(
+        impl Word for $word {
+            #[inline(always)]
+            fn index_words(words: NonNull<Self>) -> IndexWords {
+                IndexWords::$variant(words)
+            }
+
+            #[inline(always)]
+            fn run<T: Element>(
+                plan: &mut Plan<'_, T, Self>,
+                range: Range<usize>,
+                backend: Backend,
+                scratch: &mut [u64],
+            ) -> Result<(), Error> {
+                #[cfg(simd_arch)]
+                return T::$run(plan, range, backend, scratch);
+                #[cfg(not(simd_arch))]
+                return plan.run_sequences_here(range, backend, scratch);
+            }
+        }
+    )*};
+}
+words!(u32 => run_narrow: U32, u64 => run_wide: U64);
+
+/// The innermost dimension of a padded layout.
+const INNER: usize = MAX_RANK - 1;
+
+/// A validated request at rank 8 (see the module's doc); [`crate::TopK`] wraps one.
+pub(crate) struct Plan<'a, T: Element, W: Index> {
+    input: View<'a, T, MAX_RANK>,
+    values: Output<'a, T>,
+    indices: Output<'a, W>,
+    axis: usize,
+    k: usize,
+    direction: Direction,
+    /// The sequences this plan covers, in the numbering of the whole request.
+    sequences: Range<usize>,
+}
+
+// SAFETY: a plan reads its input through a shared borrow and writes only the output elements of its own
+// sequences; plans made by `split_at` cover disjoint sequences, and a validated output view maps distinct
+// coordinates to distinct elements, so two plans on two threads never touch the same element.
+unsafe impl<T: Element, W: Index> Send for Plan<'_, T, W> {}
+
+impl<T: Element, W: Word> Plan<'_, T, W> {
+    /// Runs `range` by the walk compiled in this crate for `T` and `W` ([`Word::run`]).
+    #[inline(always)]
+    pub(crate) fn run_sequences(
+        &mut self,
+        range: Range<usize>,
+        backend: Backend,
+        scratch: &mut [u64],
+    ) -> Result<(), Error> {
+        W::run(self, range, backend, scratch)
+    }
+}
+
+impl<'a, T: Element, W: Word> Plan<'a, T, W> {
+    /// The plan of a request [`crate::check_request`] accepted, `len` long along `axis`.
+    pub(crate) fn new<I: Index<Word = W>, const D: usize>(
+        input: View<'a, T, D>,
+        axis: usize,
+        k: usize,
+        direction: Direction,
+        values: ViewMut<'a, T, D>,
+        indices: ViewMut<'a, I, D>,
+        len: usize,
+    ) -> Self {
+        let count = if k == 0 {
+            0
+        } else {
+            input.layout().elements() / len.max(1)
+        };
+        const { assert!(size_of::<I>() == size_of::<W>() && align_of::<I>() == align_of::<W>()) };
+        Plan {
+            input: input.pad(),
+            values: Output::new(values),
+            // SAFETY: `W` (`u32` for `u32` and `i32`, `u64` for `u64` and `i64`) has the size and alignment of
+            // `I` (asserted above) and every bit pattern is one of each.
+            indices: unsafe { Output::new(indices).cast() },
+            axis: axis + (MAX_RANK - D),
+            k,
+            direction,
+            sequences: 0..count,
+        }
+    }
+
+    pub(crate) fn sequences(&self) -> usize {
+        self.sequences.len()
+    }
+
+    pub(crate) fn sequence_len(&self) -> usize {
+        self.input.layout().sizes[self.axis]
+    }
+
+    pub(crate) fn k(&self) -> usize {
+        self.k
+    }
+
+    pub(crate) fn scratch_len(&self) -> usize {
+        if self.sequences.is_empty() {
+            // Nothing to run: an empty tensor with a huge axis needs no scratch (fuzz finding 2).
+            return 0;
+        }
+        scratch_len_for::<T, MAX_RANK>(self.input.layout(), self.axis, self.k)
+    }
+
+    pub(crate) fn min_scratch_len(&self) -> usize {
+        if self.sequences.is_empty() {
+            return 0;
+        }
+        scratch_len::<T>(self.sequence_len(), self.k)
+    }
+
+    pub(crate) fn split_at(self, mid: usize) -> Result<(Self, Self), Error> {
+        let Range { start, end } = self.sequences;
+        if mid > end - start {
+            return Err(Error::Sequences {
+                start: mid,
+                end: mid,
+                count: end - start,
+            });
+        }
+        let low = Plan {
+            sequences: start..start + mid,
+            ..self.duplicate()
+        };
+        let high = Plan {
+            sequences: start + mid..end,
+            ..self
+        };
+        Ok((low, high))
+    }
+
+    /// The engine `backend` runs this plan on ([`crate::TopK::resolve`]; the reason is on
+    /// [`crate::simd::cpu::short_rows_prefer_avx2`]).
+    pub(crate) fn resolve(&self, backend: Backend) -> Backend {
+        let resolved = backend.resolve();
+        let len = self.sequence_len();
+        let short = len <= 512 && len.is_multiple_of(32) && (2..=16).contains(&self.k) && size_of::<T>() <= 4;
+        if backend == Backend::Auto
+            && resolved == Backend::Avx512
+            && short
+            && self.input.layout().strides[self.axis] == 1
+            && crate::simd::cpu::short_rows_prefer_avx2()
+        {
+            Backend::Avx2
+        } else {
+            resolved
+        }
+    }
+
+    /// [`run_sequences`](Self::run_sequences)' code, compiled where it is called: by
+    /// `engines_compiled_here!` (`arch`), once for each value type and word; on targets without SIMD
+    /// engines, by [`Word::run`] in the caller's crate.
+    pub(crate) fn run_sequences_here(
+        &mut self,
+        range: Range<usize>,
+        backend: Backend,
+        scratch: &mut [u64],
+    ) -> Result<(), Error> {
+        let count = self.sequences();
+        if range.start > range.end || range.end > count {
+            return Err(Error::Sequences {
+                start: range.start,
+                end: range.end,
+                count,
+            });
+        }
+        let backend = self.resolve(backend);
+        let engine = match backend {
+            Backend::Naive => None,
+            concrete => Some(Engine::new(concrete).ok_or(Error::Backend { name: concrete.name() })?),
+        };
+        let needed = match engine {
+            None => 0,
+            Some(_) => self.min_scratch_len(),
+        };
+        if scratch.len() < needed {
+            return Err(Error::Scratch {
+                needed,
+                given: scratch.len(),
+            });
+        }
+        let first = self.sequences.start + range.start;
+        let sequences = first..self.sequences.start + range.end;
+        let packed = packs_in_one_word(<T::Key as Key>::BITS, self.sequence_len());
+        match engine {
+            None => self.each_sequence(sequences, |seq, k, flip, emit| {
+                crate::kernels::reference::select(seq, k, flip, emit)
+            }),
+            // A zero stride along the axis makes every element of a sequence the same element: they all
+            // tie, so the first K are positions 0..K in order. One read per output instead of n reads per
+            // sequence, which a broadcast view can make 2^63 (fuzz finding 4).
+            Some(_) if self.input.layout().strides[self.axis] == 0 => self.each_sequence(sequences, |_, k, _, emit| {
+                for rank in 0..k {
+                    emit.one(rank, rank);
+                }
+            }),
+            Some(engine) if packed => self.with_buffer::<u64>(engine, sequences, scratch, needed),
+            Some(engine) => self.with_buffer::<[u64; 2]>(engine, sequences, scratch, needed),
+        }
+        Ok(())
+    }
+
+    /// Runs `sequences` with `engine`, its candidates in `scratch`: the first `needed` words (one
+    /// sequence's) or, read side by side with K above 16, all of it.
+    fn with_buffer<E: Entry>(&mut self, engine: Engine, sequences: Range<usize>, scratch: &mut [u64], needed: usize) {
+        let Some(inner) = self.side_by_side(engine, scratch.len()) else {
+            let buffer = E::from_words(&mut scratch[..needed]);
+            if self.tiny_rows(engine, sequences.len()) {
+                let mut one =
+                    |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_, T>| engine.select(seq, k, flip, buffer, emit);
+                return self.each_tiny(sequences, engine, &mut one);
+            }
+            return self.each_run(sequences, engine, buffer);
+        };
+        // Runs of neighbouring sequences side by side, one per lane; what a run leaves, one at a time.
+        let mut next = sequences.start;
+        while next < sequences.end {
+            next = self.each_side(next..sequences.end, |side, k, flip, emit| {
+                engine.select_side::<T>(side, k, flip, E::buffer(E::from_words(scratch)), emit)
+            });
+            let coord = coordinates(&self.input.layout().sizes, self.axis, next);
+            let rest_of_run = (self.input.layout().sizes[inner] - coord[inner]).min(sequences.end - next);
+            let buffer = E::from_words(&mut scratch[..needed]);
+            self.each_sequence(next..next + rest_of_run, |seq, k, flip, emit| {
+                engine.select(seq, k, flip, buffer, emit)
+            });
+            next += rest_of_run;
+        }
+    }
+
+    /// The innermost dimension, if `engine` can read sequences side by side here: there is one
+    /// ([`side_dimension`]), and K fits the lanes' sorted slots or `scratch` words hold the buffers
+    /// [`side_pools`] needs.
+    fn side_by_side(&self, engine: Engine, scratch: usize) -> Option<usize> {
+        let (input, axis) = (self.input.layout(), self.axis);
+        let inner = side_dimension(input, axis)?;
+        let fits = self.k <= dispatch::SIDE_MAX_K || (side_pools(input, axis, self.k) && scratch >= self.scratch_len());
+        (fits && engine.has_sides()).then_some(inner)
+    }
+
+    /// Whether sequences are short enough to be read side by side from a tile ([`each_tiny`]): at most
+    /// [`TINY`] long, K small enough for the lanes' pools, and a group of them at least; with K = 1, also
+    /// shorter than the widest vector where the engine has `first_best` (rows of 16 to 32 f32 are faster
+    /// one at a time through it). Only where SIMD engines exist: elsewhere (firmware) the portable lanes
+    /// keep one sequence at a time, and the path's code stays out of the flash.
+    ///
+    /// [`each_tiny`]: Plan::each_tiny
+    fn tiny_rows(&self, engine: Engine, sequences: usize) -> bool {
+        let len = self.sequence_len();
+        dispatch::SIMD_ENGINES
+            && (2..=TINY).contains(&len)
+            && self.k <= dispatch::SIDE_MAX_K
+            && (self.k > 1 || len < MAX_LANES || !engine.finds_first_best())
+            && sequences >= MAX_LANES
+            && engine.has_sides()
+    }
+
+    /// Sequences of at most [`TINY`] elements, [`MAX_LANES`] at a time: copied into a tile on the stack,
+    /// element `p` of the group's sequence `r` at `p · MAX_LANES + r`, then read side by side from there
+    /// by the engine's side filter, one sequence per lane (the rows of MoE routing, where a row of 8 one at
+    /// a time pays a whole selection's fixed cost). A group the engine declines, and the last one if
+    /// shorter, go one at a time through `one`.
+    // Out of line: inlined, its 4 KiB tile sat in the frame of every call, tiny rows or not.
+    #[inline(never)]
+    fn each_tiny(
+        &mut self,
+        sequences: Range<usize>,
+        engine: Engine,
+        one: &mut impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_, T>),
+    ) {
+        let axis = self.axis;
+        // Copies: `self` runs the sequences a group declines.
+        let sizes = &self.input.sizes();
+        let len = sizes[axis];
+        let flip = self.direction.flip::<T::Key>();
+        let strides = self.strides().map(|strides| *strides);
+        let strides = strides.each_ref();
+        // SAFETY: offset 0 is the outputs' first address.
+        let slots = unsafe { self.slots_from([0, 0]) };
+        let mut tile = [T::ZERO; TINY * MAX_LANES];
+        let mut number = sequences.start;
+        let mut coord = coordinates(sizes, axis, number);
+        let mut addresses = self.addresses(&coord);
+        while sequences.end - number >= MAX_LANES {
+            // Each lane's output addresses, and its elements into the tile.
+            let mut outputs = [[0isize; 2]; MAX_LANES];
+            for (lane, output) in outputs.iter_mut().enumerate() {
+                let [start, values_start, indices_start] = addresses;
+                *output = [values_start, indices_start];
+                // SAFETY: `start` is the address of `coord` (`advance` keeps it so), which has 0 on the axis.
+                let seq = unsafe { self.sequence(start) };
+                for (position, slot) in tile.iter_mut().skip(lane).step_by(MAX_LANES).take(len).enumerate() {
+                    // SAFETY: position < len.
+                    *slot = unsafe { seq.get(position) };
+                }
+                advance(&mut coord, sizes, axis, &strides, &mut addresses);
+            }
+            let mut done = 0;
+            while done < MAX_LANES {
+                // SAFETY: every done + lane + position · MAX_LANES with lane < MAX_LANES - done and
+                // position < len is below len · MAX_LANES, within the tile as len <= TINY (`tiny_rows`).
+                let side = unsafe {
+                    Side::new(
+                        Sequence::new(&tile, done as isize, MAX_LANES as isize, len),
+                        MAX_LANES - done,
+                    )
+                };
+                // SAFETY: `outputs` holds the output addresses of this group's sequences (`coord` when each
+                // was taken), with 0 on the axis; moved rank < k along it they stay coordinates, whose
+                // addresses validated outputs hold, written by this plan alone. The index type holds every
+                // position of a sequence.
+                let mut emit = unsafe {
+                    SideOutputs::new(side, slots, LaneStarts::Listed(outputs.get(done..).unwrap_or_default()))
+                };
+                let no_buffer = Buffer::Packed(&mut []);
+                let taken = engine.select_side::<T>(&side, self.k, flip, no_buffer, &mut emit);
+                if taken == 0 {
+                    break;
+                }
+                done += taken;
+            }
+            if done < MAX_LANES {
+                self.each_sequence(number + done..number + MAX_LANES, &mut *one);
+            }
+            number += MAX_LANES;
+        }
+        self.each_sequence(number..sequences.end, one);
+    }
+
+    /// Walks `sequences` from their start in runs of neighbours (same coordinates but the innermost),
+    /// letting `select` take the first `done` of each run side by side and write them to the outputs
+    /// ([`SideOutputs`]). Stops at the first run `select` declines (`done == 0`) and returns
+    /// the first sequence not done.
+    fn each_side(
+        &mut self,
+        sequences: Range<usize>,
+        mut select: impl FnMut(&Side<'_, T>, usize, u64, &mut SideOutputs<'_, T>) -> usize,
+    ) -> usize {
+        let inner = INNER;
+        let axis = self.axis;
+        let sizes = &self.input.layout().sizes;
+        let flip = self.direction.flip::<T::Key>();
+        let (values_lane, indices_lane) = (self.values.strides[inner], self.indices.strides[inner]);
+        let mut number = sequences.start;
+        let mut coord = coordinates(sizes, axis, number);
+        while number < sequences.end {
+            let count = (sizes[inner] - coord[inner]).min(sequences.end - number);
+            let [start, values_start, indices_start] = self.addresses(&coord);
+            // SAFETY: `start` is the address of `coord`, which has 0 on the axis; moved lane < count along
+            // the innermost dimension (input stride 1, see `side_by_side`) it stays a coordinate, as
+            // count <= sizes[inner] - coord[inner].
+            let side = unsafe { Side::new(self.sequence(start), count) };
+            // SAFETY: `coord` moved `lane < count` along the innermost dimension is still a coordinate
+            // (count <= sizes[inner] - coord[inner]) with 0 on the axis, and moved rank < k along the axis
+            // too, so the outputs' addresses from those of `coord` were validated; this plan alone writes
+            // them. The index type holds every position of a sequence.
+            let mut emit = unsafe {
+                SideOutputs::new(
+                    side,
+                    self.slots_from([values_start, indices_start]),
+                    LaneStarts::Step([values_lane, indices_lane]),
+                )
+            };
+            let done = select(&side, self.k, flip, &mut emit);
+            if done == 0 {
+                break;
+            }
+            let done = done.min(count);
+            number += done;
+            for _ in 0..done {
+                advance(&mut coord, sizes, axis, &[], &mut []);
+            }
+        }
+        number
+    }
+
+    /// Selects `sequences` with `engine` in runs along the innermost dimension (other than the axis)
+    /// that has more than one: one call of the engine a run ([`Rows`]), where the walk called it for
+    /// each sequence.
+    fn each_run<E: Entry>(&mut self, sequences: Range<usize>, engine: Engine, buffer: &mut [E]) {
+        let axis = self.axis;
+        let sizes = &self.input.layout().sizes;
+        let flip = self.direction.flip::<T::Key>();
+        let inner = (0..MAX_RANK).rev().find(|&d| d != axis && sizes[d] > 1);
+        let mut number = sequences.start;
+        while number < sequences.end {
+            let coord = coordinates(sizes, axis, number);
+            let count = inner.map_or(1, |d| sizes[d] - coord[d]).min(sequences.end - number);
+            let [start, values_start, indices_start] = self.addresses(&coord);
+            let [step, values_step, indices_step] = inner.map_or([0; 3], |d| {
+                [
+                    self.input.layout().strides[d],
+                    self.values.strides[d],
+                    self.indices.strides[d],
+                ]
+            });
+            // SAFETY: `coord` has 0 on the axis, and moved `row < count` along `inner` it stays a
+            // coordinate (count <= sizes[inner] - coord[inner]), the sequence `number + row`: its input
+            // address is `start` moved `row` steps, its outputs' those of `coord` moved as many, validated
+            // for every rank < k along the axis and written by this plan alone (plans split by `split_at`
+            // cover disjoint sequences). The index type holds every position of a sequence.
+            let mut rows = unsafe {
+                Rows::new(
+                    self.sequence(start),
+                    count,
+                    step,
+                    self.slots_from([values_start, indices_start]),
+                    [values_step, indices_step],
+                )
+            };
+            engine.select_rows(&mut rows, self.k, flip, buffer);
+            number += count;
+        }
+    }
+
+    /// Walks `sequences` in order, lets `select` report each one's positions, and writes the outputs.
+    fn each_sequence(
+        &mut self,
+        sequences: Range<usize>,
+        mut select: impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_, T>),
+    ) {
+        if sequences.is_empty() {
+            return;
+        }
+        let axis = self.axis;
+        let sizes = &self.input.layout().sizes;
+        let flip = self.direction.flip::<T::Key>();
+        let mut coord = coordinates(sizes, axis, sequences.start);
+        // The three addresses of `coord`, moved with it (most steps add one stride to each, where
+        // computing them takes three times eight multiply-adds a sequence).
+        let strides = self.strides();
+        let mut addresses = self.addresses(&coord);
+        for _ in sequences {
+            debug_assert_eq!(addresses, self.addresses(&coord));
+            let [start, values_start, indices_start] = addresses;
+            // SAFETY: `start` is the address of `coord` (`advance` keeps it so), which has 0 on the axis.
+            let seq = unsafe { self.sequence(start) };
+            // SAFETY: `values_start` and `indices_start` are the addresses of `coord` (`advance` keeps
+            // them so), a coordinate of the outputs with 0 along the axis; moved rank < k along it they
+            // stay coordinates, whose addresses a validated output holds, written by this plan alone
+            // (plans split by `split_at` cover disjoint sequences). The plan's index type holds every
+            // position of a sequence (`check_request`).
+            let outputs = unsafe { Outputs::new(seq, self.slots_from([values_start, indices_start])) };
+            select(&seq, self.k, flip, &mut Emit::Outputs(outputs));
+            advance(&mut coord, sizes, axis, &strides, &mut addresses);
+        }
+    }
+
+    /// The outputs' slots of ranks `0..K` of the answer whose first rank is at `[values_start,
+    /// indices_start]` (offsets from the outputs' data), a step along the axis a rank.
+    ///
+    /// # Safety
+    /// Both offsets are addresses of a coordinate of their output (`offset`'s precondition).
+    #[inline(always)]
+    unsafe fn slots_from(&self, [values_start, indices_start]: [isize; 2]) -> Slots<T> {
+        let axis = self.axis;
+        // SAFETY: the caller's.
+        let (values, indices) = unsafe {
+            (
+                self.values.data.offset(values_start),
+                self.indices.data.offset(indices_start),
+            )
+        };
+        Slots::new(
+            self.k,
+            (values, self.values.strides[axis]),
+            (W::index_words(indices), self.indices.strides[axis]),
+        )
+    }
+
+    /// The addresses of `coord` in the input, the values and the indices.
+    fn addresses(&self, coord: &[usize; MAX_RANK]) -> [isize; 3] {
+        [
+            self.input.layout().address(coord),
+            self.values.address(coord),
+            self.indices.address(coord),
+        ]
+    }
+
+    /// The strides of the input, the values and the indices, in the order of [`Plan::addresses`].
+    fn strides(&self) -> [&[isize; MAX_RANK]; 3] {
+        [
+            &self.input.layout().strides,
+            &self.values.strides,
+            &self.indices.strides,
+        ]
+    }
+
+    /// The input sequence that starts at address `start`.
+    ///
+    /// # Safety
+    /// `start` is the input's address of a coordinate with 0 on the axis.
+    unsafe fn sequence(&self, start: isize) -> Sequence<'a, T> {
+        let layout = self.input.layout();
+        // SAFETY: a validated layout maps every coordinate into the data, and the sequence's positions
+        // are the coordinates along the axis from one with 0 there (the caller's precondition).
+        unsafe {
+            Sequence::new(
+                self.input.data(),
+                start,
+                layout.strides[self.axis],
+                layout.sizes[self.axis],
+            )
+        }
+    }
+
+    /// A second handle on the same borrows; only `split_at` uses it, and narrows both to disjoint ranges.
+    fn duplicate(&self) -> Self {
+        Plan {
+            input: self.input,
+            values: self.values.duplicate(),
+            indices: self.indices.duplicate(),
+            axis: self.axis,
+            k: self.k,
+            direction: self.direction,
+            sequences: self.sequences.clone(),
+        }
+    }
+}
+
+/// The coordinates of sequence `number` (row-major over the dimensions other than `axis`), 0 on `axis`.
+#[cfg_attr(not(simd_arch), inline(never))]
+pub(crate) fn coordinates<const D: usize>(sizes: &[usize; D], axis: usize, mut number: usize) -> [usize; D] {
+    let mut coord = [0; D];
+    for d in (0..D).rev() {
+        if d != axis && sizes[d] > 0 {
+            coord[d] = number % sizes[d];
+            number /= sizes[d];
+        }
+    }
+    coord
+}
+
+/// Moves `coord` to the next sequence, and each of `addresses` (of layouts with `strides`) with it.
+///
+/// Inlined: called out of line, it left `addresses` in memory, written a word at a time, and the tile's
+/// walk read two of them back as one 16-byte load, which waited for those stores (a large part of the
+/// time of many rows of 8 with K of 1 or 2).
+#[cfg_attr(simd_arch, inline(always))]
+fn advance<const D: usize, const N: usize>(
+    coord: &mut [usize; D],
+    sizes: &[usize; D],
+    axis: usize,
+    strides: &[&[isize; D]; N],
+    addresses: &mut [isize; N],
+) {
+    for d in (0..D).rev() {
+        if d == axis {
+            continue;
+        }
+        if coord[d] + 1 < sizes[d] {
+            coord[d] += 1;
+            for (address, strides) in addresses.iter_mut().zip(strides) {
+                *address += strides[d];
+            }
+            return;
+        }
+        // Back to 0 on this dimension, and on to the next one out.
+        for (address, strides) in addresses.iter_mut().zip(strides) {
+            *address -= coord[d] as isize * strides[d];
+        }
+        coord[d] = 0;
+    }
+}
+
+/// Longest sequences [`Plan::each_tiny`] reads side by side from a tile: its `TINY · MAX_LANES` elements
+/// take 4 KiB of stack for 64-bit types.
+const TINY: usize = 32;
+
+/// An output view reduced to a pointer (so that plans split by sequence can share it) and its padded
+/// layout to strides and offset (its sizes are the input's, but K along the axis).
+struct Output<'a, T> {
+    data: NonNull<T>,
+    strides: [isize; MAX_RANK],
+    offset: usize,
+    borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> Output<'a, T> {
+    fn new<const D: usize>(view: ViewMut<'a, T, D>) -> Self {
+        let layout = view.layout.pad();
+        Output {
+            data: NonNull::from(view.data).cast(),
+            strides: layout.strides,
+            offset: layout.offset(),
+            borrow: PhantomData,
+        }
+    }
+
+    /// The address of `coord`.
+    fn address(&self, coord: &[usize; MAX_RANK]) -> isize {
+        view::address(self.offset, &self.strides, coord)
+    }
+
+    /// The same output as elements of `U`.
+    ///
+    /// # Safety
+    /// `U` has the size and alignment of `T`, and `T` holds every bit pattern of `U`.
+    unsafe fn cast<U>(self) -> Output<'a, U> {
+        Output {
+            data: self.data.cast(),
+            strides: self.strides,
+            offset: self.offset,
+            borrow: PhantomData,
+        }
+    }
+
+    fn duplicate(&self) -> Self {
+        Output {
+            data: self.data,
+            strides: self.strides,
+            offset: self.offset,
+            borrow: PhantomData,
+        }
+    }
+}
