@@ -77,35 +77,36 @@
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
 
 // The layers, bottom up: each module uses only its own layer and those below (tests/layers.rs checks).
-/// 1. What a request is made of: types, keys, views, errors, sequences and their outputs.
+// 1. What a request is made of: types, keys, views, errors, sequences and their outputs.
 mod types;
 
-/// 2. Vectors, their implementation for each instruction set, and what this CPU has.
+// 2. Vectors, their implementation for each instruction set, and what this CPU has.
 mod simd;
 
-/// 3. The algorithms, each written once over the vectors.
+// 3. The algorithms, each written once over the vectors.
 mod kernels;
 
-/// 4. Which algorithm a request gets, and running it on an engine.
+// 4. Which algorithm a request gets, and running it on an engine.
 mod dispatch;
 
-/// 5. The walk over a tensor's sequences.
+// 5. The walk over a tensor's sequences.
 mod walk;
 
-/// 6. The public API.
+// 6. The public API.
 mod api;
 
 pub use api::accumulator::{Accumulator, Slot};
 pub use api::naive;
 #[cfg(feature = "rayon")]
 pub use api::parallel;
-pub use api::topk::{TopK, check_request, scratch_len, scratch_len_for, topk, topk_on_stack};
-pub use dispatch::backend::Backend;
+pub use api::topk::{TopK, scratch_len, scratch_len_for, topk, topk_on_stack};
+pub use dispatch::engine::Backend;
 pub use half::{bf16, f16};
 pub use types::data_type::{DataType, IndexType};
 pub use types::element::{Direction, Element, Key};
 pub use types::error::{Error, Tensor};
 pub use types::index::Index;
+pub use types::request::check_request;
 pub use types::view::{Layout, MAX_RANK, View, ViewMut, padded_axis};
 
 /// The README's Rust examples, compiled and run as doctests.

@@ -22,12 +22,14 @@
 use core::cmp::Ordering;
 
 use crate::api::topk::scratch_len;
-use crate::dispatch::Vectorizable;
-use crate::dispatch::backend::{Backend, Engine};
-use crate::kernels::entry::Emit;
+use crate::dispatch::engine::Engine;
+use crate::dispatch::isa::Kernel;
+use crate::dispatch::select::select_in_words;
+use crate::kernels::Isa;
 use crate::types::element::{Direction, Element, Key, ordered_key};
 use crate::types::error::{Error, Tensor};
 use crate::types::index::Index;
+use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 use crate::types::view::{View, ViewMut};
 
@@ -197,12 +199,11 @@ impl<'s, T: Element> Accumulator<'s, T> {
         if len < BLOCK {
             // No whole block: nothing to vectorize or select first, and choosing would cost more than
             // the offers (a push of one element through `Engine` costs several times its offer).
-            OfferEach {
+            Engine::Portable.run(OfferEach {
                 accumulator: &mut *self,
                 start,
                 chunk: &chunk,
-            }
-            .run();
+            });
             self.appended(before, false);
         } else if !self.push_through_engine(start, &chunk) {
             self.offer_each(start, &chunk);
@@ -223,8 +224,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// Offers every element of `chunk`, the first at position `start`, through
     /// [`offer_blocks`](Self::offer_blocks) compiled for the widest vectors this CPU has.
     fn offer_each(&mut self, start: u64, chunk: &View<'_, T, 1>) {
-        let engine = Engine::new(Backend::Auto.resolve()).unwrap_or(Engine::Scalar);
-        engine.run(OfferEach {
+        Engine::widest().run(OfferEach {
             accumulator: self,
             start,
             chunk,
@@ -299,9 +299,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
         if k == 0 || !engine_pays(len, k, cap.is_some(), stride == 1) || !engine_fits::<T>(len, k) {
             return false;
         }
-        let Some(engine) = Engine::new(Backend::Auto.resolve()) else {
-            return false;
-        };
+        let engine = Engine::widest();
         let (data, offset, flip) = (chunk.data(), chunk.layout().offset() as isize, self.flip);
         let before = self.len;
         let mut next_rank = Some(0);
@@ -321,7 +319,8 @@ impl<'s, T: Element> Accumulator<'s, T> {
             }
         };
         let mut scratch = [0u64; STACK_WORDS];
-        engine.select_in_words(
+        select_in_words(
+            engine,
             &seq,
             k,
             flip,
@@ -518,10 +517,10 @@ struct OfferEach<'a, 's, 'c, 'd, T: Element> {
     chunk: &'c View<'d, T, 1>,
 }
 
-impl<T: Element> Vectorizable for OfferEach<'_, '_, '_, '_, T> {
+impl<T: Element> Kernel for OfferEach<'_, '_, '_, '_, T> {
     type Output = ();
     #[inline(always)]
-    fn run(self) {
+    fn run<I: Isa>(self) {
         let (accumulator, start, chunk) = (self.accumulator, self.start, self.chunk);
         let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
         let (data, offset) = (chunk.data(), chunk.layout().offset());

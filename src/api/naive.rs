@@ -3,18 +3,19 @@
 //!
 //! The j-th output is the smallest (key, position) pair that is greater than the (j-1)-th: one full scan
 //! per output, O(n·K) time, no memory at all (so it stays `no_std` without an allocator, and needs no
-//! scratch); the engine is `arch/naive.rs`, this module runs it behind the validation of every call. It
+//! scratch); the kernel is `kernels/reference.rs`, this module runs it behind the validation of every call. It
 //! shares the key mapping of `element.rs` ([`crate::Element::key`]), which is tested against an independent
 //! comparison of the values themselves.
 
-use crate::api::topk::TopK;
-use crate::dispatch::backend::Backend;
+use crate::dispatch::engine::Backend;
 use crate::types::element::{Direction, Element};
 use crate::types::error::Error;
 use crate::types::index::Index;
+use crate::types::request::check_request;
 use crate::types::view::{View, ViewMut};
+use crate::walk::Plan;
 
-/// The whole operation through the reference engine: same validation, same outputs as [`crate::api::topk()`].
+/// The whole operation through the reference engine: same validation, same outputs as [`crate::topk()`].
 pub fn topk<T: Element, I: Index, const D: usize>(
     input: View<'_, T, D>,
     axis: usize,
@@ -23,7 +24,9 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     values: ViewMut<'_, T, D>,
     indices: ViewMut<'_, I, D>,
 ) -> Result<(), Error> {
-    let mut plan = TopK::new(input, axis, k, direction, values, indices)?;
+    let (layouts, max) = ((input.layout(), values.layout(), indices.layout()), I::MAX_POSITION);
+    let len = check_request(layouts.0, axis, k, layouts.1, layouts.2, max)?;
+    let mut plan = Plan::new(input, axis, k, direction, values, indices, len);
     let all = 0..plan.sequences();
     plan.run_sequences(all, Backend::Naive, &mut [])
 }

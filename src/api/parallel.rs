@@ -15,7 +15,7 @@
 //! else:                 one thread
 //! ```
 //! This module allocates: scratch per task and the pieces' partial results (rayon allocates anyway).
-//! Results are bit-identical to [`crate::api::topk()`]: accumulators give one call's result however the
+//! Results are bit-identical to [`crate::topk()`]: accumulators give one call's result however the
 //! row was cut and whoever took each chunk, each piece's selection is sorted with ties by position,
 //! and the runs' merge orders by key, then by position in the row.
 //!
@@ -63,7 +63,7 @@ const CHUNKS_PER_THREAD: usize = 4;
 /// thread busy alone (3 x 1M f32 with K = 100 on two threads).
 const FEW_ROWS_PER_THREAD: usize = 4;
 
-/// [`crate::api::topk()`] on the current rayon pool (install a pool to choose the thread count).
+/// [`crate::topk()`] on the current rayon pool (install a pool to choose the thread count).
 ///
 /// ```
 /// use topk_kernels::{Direction, View, ViewMut, parallel};
@@ -331,7 +331,7 @@ impl<T: Element> Job for Piece<'_, T> {
     fn run(&mut self) -> Result<(), Error> {
         let (len, kept) = (self.input.sizes()[0], self.kept);
         let (mut values, mut positions) = (vec![T::ZERO; kept], vec![0u64; kept]);
-        let mut scratch = vec![0; crate::scratch_len::<T>(len, kept)];
+        let mut scratch = vec![0; crate::api::topk::scratch_len::<T>(len, kept)];
         topk_one_thread(
             self.input,
             0,

@@ -4,14 +4,12 @@
 use core::marker::PhantomData;
 use core::ops::Range;
 
-use crate::dispatch;
-use crate::dispatch::backend::Backend;
-use crate::kernels::candidates;
-use crate::kernels::entry::packs_in_one_word;
-use crate::simd::vector::MAX_LANES;
-use crate::types::element::{Direction, Element, Key};
-use crate::types::error::{Error, Tensor};
+use crate::dispatch::engine::Backend;
+use crate::dispatch::strategy;
+use crate::types::element::{Direction, Element};
+use crate::types::error::Error;
 use crate::types::index::Index;
+use crate::types::request::check_request;
 use crate::types::view::{Layout, View, ViewMut};
 use crate::walk::Plan;
 
@@ -26,13 +24,7 @@ use crate::walk::Plan;
 /// assert_eq!(topk_kernels::scratch_len::<u8>(10, 8), 10);
 /// ```
 pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
-    let words = if packs_in_one_word(<T::Key as Key>::BITS, len) {
-        1
-    } else {
-        2
-    };
-    // Saturating: huge `len` and `k` (possible with an empty tensor) must not overflow (fuzz finding 1).
-    candidates::capacity(len, k).saturating_mul(words)
+    strategy::scratch_words::<T>(len, k)
 }
 
 /// Scratch words for the fastest path of a request whose input has the layout `input`: what
@@ -57,32 +49,7 @@ pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
 /// # Ok::<(), topk_kernels::Error>(())
 /// ```
 pub fn scratch_len_for<T: Element, const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> usize {
-    let Some(&len) = input.sizes().get(axis) else {
-        return 0;
-    };
-    if k == 0 || input.elements() == 0 {
-        return 0;
-    }
-    let least = scratch_len::<T>(len, k);
-    if side_pools(input, axis, k) {
-        least.saturating_mul(MAX_LANES)
-    } else {
-        least
-    }
-}
-
-/// The innermost dimension of `input`, if sequences along `axis` can be read side by side there: it is
-/// not the axis, and has stride 1 and more than one sequence.
-pub(crate) fn side_dimension<const D: usize>(input: &Layout<D>, axis: usize) -> Option<usize> {
-    let inner = D.checked_sub(1)?;
-    let adjacent = axis != inner && input.strides()[inner] == 1 && input.sizes()[inner] > 1;
-    adjacent.then_some(inner)
-}
-
-/// Whether sequences along `axis` of `input` are read side by side with a candidate buffer each (K
-/// above the lanes' sorted slots), which [`scratch_len_for`] gives [`MAX_LANES`] buffers.
-pub(crate) fn side_pools<const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> bool {
-    dispatch::SIMD_ENGINES && k > dispatch::SIDE_MAX_K && side_dimension(input, axis).is_some()
+    strategy::fastest_scratch_words::<T, D>(input, axis, k)
 }
 
 /// Selects the first `k` elements of every sequence along `axis` (`docs/CONTRACT.md` §1).
@@ -156,60 +123,6 @@ pub fn topk_on_stack<const K_MAX: usize, T: Element, I: Index, const D: usize>(
     topk(input, axis, k, direction, values, indices, scratch.as_flattened_mut())
 }
 
-/// The checks of `docs/CONTRACT.md` §5 that relate a request's tensors, on their layouts alone: `axis`
-/// names one of the input's dimensions, `k` is at most the input's size along it, each output has the
-/// input's sizes but `k` along `axis`, and the last position along `axis` fits an index type whose
-/// largest position is `max_position` ([`Index::MAX_POSITION`]). Returns the input's size along `axis`.
-///
-/// [`TopK::new`] runs exactly these (each layout having been validated against its buffer by
-/// [`View`]/[`ViewMut`]); a backend of its own, such as the GPU crate, calls it to accept and refuse
-/// what this crate does, with the same errors.
-///
-/// ```
-/// use topk_kernels::{Error, Layout, Tensor, check_request};
-/// let input = Layout::contiguous(Tensor::Input, [4, 300], 1200)?;
-/// let out = Layout::contiguous(Tensor::Output, [4, 2], 8)?;
-/// assert_eq!(check_request(&input, 1, 2, &out, &out, u64::from(u32::MAX)), Ok(300));
-/// assert_eq!(check_request(&input, 1, 3, &out, &out, u64::from(u32::MAX)),
-///            Err(Error::OutputSize { tensor: Tensor::Values, dim: 1, expected: 3, actual: 2 }));
-/// assert_eq!(check_request(&input, 1, 2, &out, &out, 255),
-///            Err(Error::IndexType { len: 300, max: 255 }));
-/// # Ok::<(), Error>(())
-/// ```
-pub fn check_request<const D: usize>(
-    input: &Layout<D>,
-    axis: usize,
-    k: usize,
-    values: &Layout<D>,
-    indices: &Layout<D>,
-    max_position: u64,
-) -> Result<usize, Error> {
-    let sizes = input.sizes();
-    let Some(&len) = sizes.get(axis) else {
-        return Err(Error::Axis { axis, rank: D });
-    };
-    if k > len {
-        return Err(Error::K { k, len, axis });
-    }
-    for (tensor, output) in [(Tensor::Values, values), (Tensor::Indices, indices)] {
-        for (dim, (&expected, &actual)) in sizes.iter().zip(&output.sizes()).enumerate() {
-            let expected = if dim == axis { k } else { expected };
-            if actual != expected {
-                return Err(Error::OutputSize {
-                    tensor,
-                    dim,
-                    expected,
-                    actual,
-                });
-            }
-        }
-    }
-    if len > 0 && (len - 1) as u64 > max_position {
-        return Err(Error::IndexType { len, max: max_position });
-    }
-    Ok(len)
-}
-
 /// A validated request: run it whole, on a range of its sequences, or split it across threads.
 ///
 /// Sequences are numbered in row-major order of the coordinates other than `axis`.
@@ -236,7 +149,7 @@ pub fn check_request<const D: usize>(
 /// # Ok::<(), topk_kernels::Error>(())
 /// ```
 pub struct TopK<'a, T: Element, I: Index, const D: usize> {
-    plan: Plan<'a, T, I::Word>,
+    plan: Plan<'a, T>,
     indices: PhantomData<&'a mut [I]>,
 }
 

@@ -33,8 +33,9 @@
 
 use core::cmp::Ordering;
 
-use crate::kernels::entry::{Emit, Entry, report};
+use crate::kernels::entry::{Entry, report};
 use crate::types::element::{Element, FLOAT_KEY, Key, Sealed, ordered_key};
+use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
 /// K at least `len / ratio` is counted rather than filtered. Counting costs the same whatever K (two

@@ -3,9 +3,10 @@
 //! candidate buffer compacted by selection otherwise.
 
 use crate::kernels::candidates::{Candidates, Sorter};
-use crate::kernels::entry::{Emit, Entry, report};
+use crate::kernels::entry::{Entry, report};
 use crate::simd::vector::Vector;
 use crate::types::element::{Element, ordered_key};
+use crate::types::output::Emit;
 
 use super::lanes::{CHUNK, KeyMap, Lanes, Prepared, UNROLL, scan_unit};
 

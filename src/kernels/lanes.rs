@@ -1022,7 +1022,7 @@ impl KeyMap {
 
 /// The value of `T` with the raw bits `raw` (truncated to T's width).
 #[inline(always)]
-pub(super) fn from_bits<T: Element>(raw: u64) -> T {
+pub(crate) fn from_bits<T: Element>(raw: u64) -> T {
     match size_of::<T>() {
         // `Element` is sealed to the primitive integers and floats and half's `repr(transparent)`
         // f16/bf16, for which every bit pattern of their size is a valid value, and each arm reads exactly

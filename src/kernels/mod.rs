@@ -96,11 +96,22 @@ pub(crate) mod scalar;
 
 mod bound;
 mod filter;
-mod lanes;
+pub(crate) mod lanes;
 mod short;
 mod side;
 #[cfg(test)]
 pub(crate) mod testing;
+
+/// The vectors and the sorter an engine runs the kernels on (`dispatch::isa` has one per instruction
+/// set).
+pub(crate) trait Isa {
+    /// Lanes of 32 bits: elements of 8, 16 and 32 bits.
+    type V32: Vector;
+    /// Lanes of 64 bits: elements of 64 bits.
+    type V64: Vector;
+    /// How candidates are selected and ordered.
+    type Sorter: Sorter;
+}
 
 pub(crate) use filter::SMALL_K;
 pub(crate) use side::select_side;
@@ -108,10 +119,11 @@ pub(crate) use side::select_side;
 use core::mem::size_of;
 
 use crate::kernels::candidates::{Candidates, Sorter};
-use crate::kernels::entry::{Emit, Entry};
+use crate::kernels::entry::Entry;
 use crate::simd::vector::{MAX_LANES, Vector};
 use crate::types::data_type::DataType;
 use crate::types::element::{Element, Sealed};
+use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 use bound::{PREFIX, kth_by_bisection, minima_bound, pieces_bound, prefix_bound, sample_bound};
 use filter::{HALF_K, Outcome, Pool, pass};
@@ -550,7 +562,6 @@ const GUESS_RANK: usize = 8;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::backend::Engine;
     use crate::types::element::{Key, ordered_key};
     use lanes::from_bits;
     use testing::xorshift;
@@ -571,71 +582,6 @@ mod tests {
             $check::<half::f16>();
             $check::<half::bf16>();
         };
-    }
-
-    /// Under a caller's cap ([`Sequence::with_cap`], an accumulator's K-th key), every engine reports
-    /// the first K of the keys below the cap (fewer where fewer are), or ignores it and reports the first
-    /// K: either way a prefix of the first K, at least as long as the keys below the cap allow. Rows of
-    /// few distinct values (ties at the cap) and of random bits, every type, both directions.
-    // Not under miri: a capped scan makes the loads an uncapped one makes, which the other tests run
-    // there, and one row of each type is too slow in the interpreter.
-    #[test]
-    #[cfg_attr(miri, ignore)]
-    fn capped_rows_report_the_first_keys_below_the_cap() {
-        fn reported<T: Element>(engine: Engine, row: &[T], k: usize, flip: u64, cap: u64) -> Vec<usize> {
-            // SAFETY: every position below the row's length is an index of it.
-            let seq = unsafe { Sequence::new(row, 0, 1, row.len()) }.with_cap(cap);
-            let mut words = vec![0u64; 2 * crate::kernels::candidates::capacity(row.len(), k)];
-            let mut out = Vec::new();
-            let mut each = |first_rank: usize, positions: &[usize]| {
-                assert_eq!(first_rank, out.len(), "ranks in order");
-                out.extend_from_slice(positions);
-            };
-            engine.select_in_words(&seq, k, flip, &mut words, &mut Emit::Each(&mut each));
-            out
-        }
-        fn check<T: Element>() {
-            let mut next = xorshift(0x2545_F491_4F6C_DD1D);
-            let ones = u64::MAX >> (64 - 8 * size_of::<T>() as u32);
-            for (backend, engine) in testing::engines() {
-                for round in 0..4 {
-                    let len = [1024, 4099][round % 2];
-                    let pool: Vec<u64> = (0..7).map(|_| next() & ones).collect();
-                    let row: Vec<T> = (0..len)
-                        .map(|_| {
-                            from_bits::<T>(if round < 2 {
-                                pool[(next() % 7) as usize]
-                            } else {
-                                next() & ones
-                            })
-                        })
-                        .collect();
-                    for flip in [0, ones] {
-                        let mut order: Vec<(u64, usize)> = row
-                            .iter()
-                            .enumerate()
-                            .map(|(p, &v)| (ordered_key(v, flip), p))
-                            .collect();
-                        order.sort_unstable();
-                        for k in [1, 8, 17, 50] {
-                            let first_k: Vec<usize> = order[..k].iter().map(|&(_, p)| p).collect();
-                            for rank in [0, k / 2, k, 3 * k] {
-                                let cap = order[rank].0;
-                                let below = order[..k].iter().filter(|&&(key, _)| key < cap).count();
-                                let got = reported(engine, &row, k, flip, cap);
-                                assert!(
-                                    got.len() >= below && got.len() <= k && got[..] == first_k[..got.len()],
-                                    "{} {backend:?} len {len} round {round} flip {flip:#x} k {k} rank {rank}: \
-                                     {below} below the cap, reported {got:?}, first K {first_k:?}",
-                                    T::NAME
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        every_type!(check);
     }
 
     /// The key form each type declares is the one its `key` has: the lanes' transforms follow the form.

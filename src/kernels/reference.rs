@@ -2,8 +2,8 @@
 //! pins the semantics (the order of `docs/CONTRACT.md` §2, ties by position) that every other engine is
 //! compared with, bit for bit; [`crate::api::naive::topk`] runs it behind the same validation as every call.
 
-use crate::kernels::entry::Emit;
 use crate::types::element::{Element, ordered_key};
+use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
 /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.

@@ -11,8 +11,9 @@
 //! for free; the buffer logic lives in [`crate::kernels::candidates`].
 
 use crate::kernels::candidates::{Candidates, capacity};
-use crate::kernels::entry::{Emit, Entry, report};
+use crate::kernels::entry::{Entry, report};
 use crate::types::element::{Element, ordered_key};
+use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
 /// Reports, through `emit` ([`Emit`]), the first `k` positions of `seq` in the order of `flip`.

@@ -6,9 +6,10 @@
 use core::mem::{MaybeUninit, align_of, size_of};
 
 use crate::kernels::candidates::{FEW, Sorter};
-use crate::kernels::entry::{Buffer, Emit, Entry, report};
+use crate::kernels::entry::{Buffer, Entry, report};
 use crate::simd::vector::{MAX_LANES, Vector};
 use crate::types::element::{Element, ordered_key};
+use crate::types::output::Emit;
 
 use super::bound::minima_bound;
 use super::filter::{Pool, SMALL_K, Sorted};

@@ -32,9 +32,10 @@
 use core::mem::size_of;
 
 use crate::kernels::candidates::{Candidates, Sorter, capacity};
-use crate::kernels::entry::{Buffer, Entry, SideOutputs};
+use crate::kernels::entry::{Buffer, Entry};
 use crate::simd::vector::{MAX_LANES, Vector};
 use crate::types::element::{Element, Sealed};
+use crate::types::output::SideOutputs;
 use crate::types::sequence::Side;
 
 use super::filter::{HALF_K, SMALL_K};
@@ -93,7 +94,7 @@ fn side_by_k<V: Vector, S: Sorter, T: Element, const KIND: u8>(
     if k <= SMALL_K {
         return side_filter::<V, T, KIND, SMALL_K>(side, k, flip, map, emit);
     }
-    if const { !crate::dispatch::SIMD_ENGINES } {
+    if const { !cfg!(simd_arch) } {
         return 0;
     }
     match buffer {
@@ -269,7 +270,7 @@ fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
     map: &KeyMap,
     emit: &mut SideOutputs<'_, T>,
 ) -> usize {
-    if const { !crate::dispatch::SIMD_ENGINES } || side.count() < 2 * V::LANES || side.len() < 8 * S {
+    if const { !cfg!(simd_arch) } || side.count() < 2 * V::LANES || side.len() < 8 * S {
         return side_groups::<V, T, KIND, S, 1, KEYS>(side, k, flip, map, emit);
     }
     if const { 16 * 2 * S * size_of::<V>() <= STATE_BYTES } {

@@ -1,24 +1,18 @@
-//! What the tests of the vector algorithms share: the engines to run, random words, a timer, and the
-//! check of an ISA's narrow lanes.
+//! What the tests of the vector algorithms share: random words, a timer, and the check of an ISA's
+//! narrow lanes.
 
 extern crate std;
 use std::format;
 use std::vec::Vec;
 
-use crate::dispatch::backend::{Backend, Engine};
 use crate::simd::vector::{MAX_LANES, Vector};
 use crate::types::element::{Element, ordered_key};
 
 use super::bound::kth_by_bisection;
 use super::lanes::{KeyMap, SIGNED, UNSIGNED, from_bits};
 
-/// Every backend this CPU has, with its engine (the network tests' too).
-pub(super) fn engines() -> impl Iterator<Item = (Backend, Engine)> {
-    Backend::ALL.into_iter().filter_map(|b| Some((b, Engine::new(b)?)))
-}
-
 /// Marsaglia's xorshift64: the tests' deterministic random words.
-pub(super) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
     move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -29,7 +23,7 @@ pub(super) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
 
 /// The ignored timing tests' measure: `f` on a fresh copy of one of `data`'s inputs (in turn), `reps`
 /// times, best of five runs, in ns a call, the copy included.
-pub(super) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut [u64])) -> f64 {
+pub(crate) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut [u64])) -> f64 {
     let mut best = f64::MAX;
     for _ in 0..5 {
         let mut work: Vec<Vec<u64>> = data.to_vec();
@@ -46,8 +40,7 @@ pub(super) fn ns_per_call(data: &[Vec<u64>], reps: usize, f: &mut dyn FnMut(&mut
 
 /// `V`'s 16- and 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of
 /// both orders (f16's infinities and NaNs among them): the bits, the `any` tests and the folds, which
-/// the narrow scans rely on. Every other lane holds a pair that passes no test. `Engine::
-/// check_narrow_lanes` calls it with the engine's features, where `V` has the narrow lanes. Then the
+/// the narrow scans rely on. Every other lane holds a pair that passes no test. `dispatch`'s tests call it with the engine's features, where `V` has the narrow lanes. Then the
 /// bisection over them ([`check_bisection`]).
 #[inline(always)]
 // The SIMD engines' alone: dead (with what only it calls) where none is compiled.
@@ -153,17 +146,4 @@ fn lane_of<V: Vector, T: Copy + Default>(v: V, lane: usize) -> T {
     // elements of at least a byte.
     unsafe { v.store::<u32>(out.as_mut_ptr().cast()) };
     out[lane]
-}
-
-/// Every SIMD engine of this CPU has the narrow lanes, and they pass [`check_narrow_lanes`].
-#[test]
-fn narrow_lanes_agree_with_the_lanes() {
-    for (backend, engine) in engines() {
-        let checked = engine.check_narrow_lanes();
-        assert!(
-            checked || matches!(backend, Backend::Scalar | Backend::Portable),
-            "{}",
-            backend.name()
-        );
-    }
 }

@@ -13,75 +13,35 @@
 use half::{bf16, f16};
 
 use crate::types::data_type::DataType;
+use crate::types::output::{AnyJob, Job};
 
 mod sealed {
-    use crate::dispatch::backend::Engine;
-    use crate::kernels::entry::{Buffer, Rows, SideOutputs};
-    use crate::types::sequence::Side;
+    use crate::types::output::{AnyJob, Job};
 
     pub trait Sealed {
         /// How [`Element::key`](super::Element::key) makes the key from the bits: one of
         /// [`UNSIGNED_KEY`](super::UNSIGNED_KEY), [`SIGNED_KEY`](super::SIGNED_KEY),
-        /// [`FLOAT_KEY`](super::FLOAT_KEY). A constant, so that the engines' dispatch on it is decided when
-        /// they are compiled for a type (only that kind's filter is compiled); `arch::generic` checks it
+        /// [`FLOAT_KEY`](super::FLOAT_KEY). A constant, so that a kernel's choice on it is made when it
+        /// is compiled for a type (only that kind's filter is compiled); the kernels' tests check it
         /// against `key` itself.
         const KEY_FORM: u8;
     }
 
-    /// The engines compiled for one element type. The engines are generic over the element type, so a
-    /// generic caller would compile all of them again in every crate that names a type (each test
-    /// binary, the C ABI, a runtime's own crate); these methods are not generic, so they are compiled
-    /// once, in this crate, for every type. `arch` implements them (`engines_compiled_here!`).
+    /// The value type as the variant of [`AnyJob`] its jobs travel in: the kernels are entered through
+    /// one function that is not generic over the value type (`dispatch`), so that a caller in another
+    /// crate (a test binary, the C ABI, a runtime) does not compile them all again for itself.
     //
-    // The engines' types are crate-private, and so is this trait in effect: it cannot be named outside
-    // the crate, so nothing there can call its methods.
+    // `Job` and `AnyJob` are crate-private, and so is this trait in effect: it cannot be named outside
+    // the crate.
     #[allow(private_interfaces)]
-    pub trait Engines: Sized {
-        /// `Engine::select_rows` for this type on packed entries.
-        fn select_packed(engine: Engine, rows: &mut Rows<'_, '_, Self>, k: usize, flip: u64, buffer: &mut [u64]);
-
-        /// `Engine::select_rows` for this type on wide entries. A method of its own so that a target
-        /// where every entry packs (32-bit `usize`, keys of up to 32 bits) links none of it.
-        fn select_wide(engine: Engine, rows: &mut Rows<'_, '_, Self>, k: usize, flip: u64, buffer: &mut [[u64; 2]]);
-
-        /// `Engine::select_side` for this type.
-        fn select_side(
-            engine: Engine,
-            side: &Side<'_, Self>,
-            k: usize,
-            flip: u64,
-            buffer: Buffer<'_>,
-            emit: &mut SideOutputs<'_, Self>,
-        ) -> usize;
-
-        /// `Plan::run_sequences` for this type, writing 32-bit index words: the walk over sequences
-        /// and its writes, compiled here too (where SIMD engines are; see `plan::Word`).
-        #[cfg(simd_arch)]
-        fn run_narrow(
-            plan: &mut crate::walk::Plan<'_, Self, u32>,
-            range: core::ops::Range<usize>,
-            backend: crate::dispatch::backend::Backend,
-            scratch: &mut [u64],
-        ) -> Result<(), crate::types::error::Error>
-        where
-            Self: super::Element;
-
-        /// The same, writing 64-bit index words.
-        #[cfg(simd_arch)]
-        fn run_wide(
-            plan: &mut crate::walk::Plan<'_, Self, u64>,
-            range: core::ops::Range<usize>,
-            backend: crate::dispatch::backend::Backend,
-            scratch: &mut [u64],
-        ) -> Result<(), crate::types::error::Error>
-        where
-            Self: super::Element;
+    pub trait Erase: Sized {
+        /// `job` as its type's variant.
+        fn erase<'j, 'a, 'e>(job: Job<'j, 'a, 'e, Self>) -> AnyJob<'j, 'a, 'e>;
     }
 }
 
-/// The engines' view of a type's key form and of its compiled engines (neither can be named outside the
-/// crate).
-pub(crate) use sealed::{Engines, Sealed};
+/// A type's key form, and its jobs erased (neither can be named outside the crate).
+pub(crate) use sealed::Sealed;
 
 /// Keys are the bits: unsigned integers.
 pub(crate) const UNSIGNED_KEY: u8 = 0;
@@ -102,7 +62,7 @@ pub trait Key: Copy + Ord + Send + Sync + 'static + sealed::Sealed {
 }
 
 /// A value type the kernels select from.
-pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed + sealed::Engines {
+pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed + sealed::Erase {
     /// The unsigned key whose natural order is this type's order (`docs/CONTRACT.md` §2).
     type Key: Key;
     /// The type's name at run time.
@@ -198,6 +158,19 @@ float_elements! {
     f16: F16 => u16, 0x7C00, f16::to_bits, f16::ZERO;
     bf16: Bf16 => u16, 0x7F80, bf16::to_bits, bf16::ZERO;
 }
+
+macro_rules! erase {
+    ($($t:ty: $variant:ident),*) => {$(
+        #[allow(private_interfaces)] // as on `Erase`
+        impl sealed::Erase for $t {
+            #[inline(always)]
+            fn erase<'j, 'a, 'e>(job: Job<'j, 'a, 'e, Self>) -> AnyJob<'j, 'a, 'e> {
+                AnyJob::$variant(job)
+            }
+        }
+    )*};
+}
+erase!(u8: U8, u16: U16, u32: U32, u64: U64, i8: I8, i16: I16, i32: I32, i64: I64, f16: F16, bf16: Bf16, f32: F32, f64: F64);
 
 /// Which elements come first (`docs/CONTRACT.md` §1). Ties go to the lower position in both directions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -3,14 +3,7 @@
 use crate::types::data_type::IndexType;
 
 mod sealed {
-    // `plan::Word` is crate-private, and so is this bound in effect: the trait cannot be named outside
-    // the crate.
-    #[allow(private_bounds)]
-    pub trait Sealed {
-        /// The unsigned index type of this type's width, which the plan writes positions as: a position
-        /// has the same bits in both once it fits this type (which the plan checks).
-        type Word: crate::walk::Word;
-    }
+    pub trait Sealed {}
 }
 
 /// A type the position of a selected element is written as.
@@ -26,10 +19,8 @@ pub trait Index: Copy + Send + Sync + 'static + sealed::Sealed {
 }
 
 macro_rules! indices {
-    ($($t:ident: $x:ident: $word:ident),*) => {$(
-        impl sealed::Sealed for $t {
-            type Word = $word;
-        }
+    ($($t:ident: $x:ident),*) => {$(
+        impl sealed::Sealed for $t {}
         impl Index for $t {
             const INDEX_TYPE: IndexType = IndexType::$x;
             #[inline(always)]
@@ -40,4 +31,4 @@ macro_rules! indices {
         }
     )*};
 }
-indices!(u32: U32: u32, u64: U64: u64, i32: I32: u32, i64: I64: u64);
+indices!(u32: U32, u64: U64, i32: I32, i64: I64);

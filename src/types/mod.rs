@@ -6,5 +6,7 @@ pub(crate) mod data_type;
 pub(crate) mod element;
 pub(crate) mod error;
 pub(crate) mod index;
+pub(crate) mod output;
+pub(crate) mod request;
 pub(crate) mod sequence;
 pub(crate) mod view;

@@ -1,9 +1,11 @@
-//! A validated request reduced to what the walk needs: rank 8 (the views padded in front with
-//! dimensions of size 1, as [`Layout::padded`] does) and the index type reduced to the `u32` or `u64`
-//! word it is written as. [`TopK`] is generic over the index type and the rank for its callers; this is
-//! not, so the walk over sequences, the tiles and the side-by-side runs are compiled once per value
-//! type and word: 24 copies where a test that tries every type, index type and rank had 384, and those
-//! in this crate ([`Word::run`]). The methods [`TopK`] forwards to are documented there.
+//! Layer 5, the walk: a validated request reduced to what the walk over its sequences needs (rank 8,
+//! the views padded in front with dimensions of size 1 as [`Layout::padded`] does, and the index
+//! output reduced to its word), and that walk: sequence by sequence, in runs of rows along a
+//! dimension, side by side along the innermost dimension, or from a tile of short rows.
+//!
+//! [`TopK`] is generic over the index type and the rank for its callers; this is generic over the value
+//! type only, so a caller compiles the walk once per value type, and the kernels not at all (they are
+//! entered through `dispatch::select`). The methods [`TopK`] forwards to are documented there.
 //!
 //! [`TopK`]: crate::TopK
 //! [`Layout::padded`]: crate::Layout::padded
@@ -12,75 +14,28 @@ use core::marker::PhantomData;
 use core::ops::Range;
 use core::ptr::NonNull;
 
-use crate::api::topk::{scratch_len, scratch_len_for, side_dimension, side_pools};
-use crate::dispatch;
-use crate::dispatch::backend::{Backend, Engine};
-use crate::kernels::entry::{
-    Buffer, Emit, Entry, IndexWords, LaneStarts, Outputs, Rows, SideOutputs, Slots, packs_in_one_word,
-};
+use crate::dispatch::engine::{Backend, Engine};
+use crate::dispatch::select::{select, select_rows, select_side};
+use crate::dispatch::strategy::{self, SIDE_MAX_K, SIMD_ENGINES, side_dimension, side_pools};
+use crate::kernels::entry::{Buffer, Entry, packs_in_one_word};
 use crate::simd::vector::MAX_LANES;
 use crate::types::element::{Direction, Element, Key};
 use crate::types::error::Error;
 use crate::types::index::Index;
+use crate::types::output::{Emit, IndexWords, LaneStarts, Outputs, Rows, SideOutputs, Slots};
 use crate::types::sequence::{Sequence, Side};
-use crate::types::view::{self, MAX_RANK, View, ViewMut};
-
-/// An index word a plan writes positions as (`u32`, `u64`; see [`Index`]'s `Word`).
-pub(crate) trait Word: Index {
-    /// Runs `plan` by the walk compiled in this crate for `T` and this word ([`Engines`]): a caller
-    /// in another crate (a test binary, the C ABI, a runtime) calls it, where the generic walk would be
-    /// compiled again there, 24 copies in a crate that tries every type (a large part of the
-    /// command-line example's debug build). Not on targets without SIMD engines (firmware): there the
-    /// caller's crate compiles the walk, inlined with its requests' constants (axis, sizes), and the
-    /// paths they rule out stay out of the flash. A copy in this crate would be the
-    /// one the caller links (release builds share generic copies at opt-level "s"), out of line.
-    ///
-    /// [`Engines`]: crate::types::element::Engines
-    fn run<T: Element>(
-        plan: &mut Plan<'_, T, Self>,
-        range: Range<usize>,
-        backend: Backend,
-        scratch: &mut [u64],
-    ) -> Result<(), Error>;
-
-    /// The index output's words as an engine writes them.
-    fn index_words(words: NonNull<Self>) -> IndexWords;
-}
-
-/// `Word` for each index word, by the `Engines` method that runs its plans.
-macro_rules! words {
-    ($($word:ident => $run:ident: $variant:ident),*) => {$(
-        impl Word for $word {
-            #[inline(always)]
-            fn index_words(words: NonNull<Self>) -> IndexWords {
-                IndexWords::$variant(words)
-            }
-
-            #[inline(always)]
-            fn run<T: Element>(
-                plan: &mut Plan<'_, T, Self>,
-                range: Range<usize>,
-                backend: Backend,
-                scratch: &mut [u64],
-            ) -> Result<(), Error> {
-                #[cfg(simd_arch)]
-                return T::$run(plan, range, backend, scratch);
-                #[cfg(not(simd_arch))]
-                return plan.run_sequences_here(range, backend, scratch);
-            }
-        }
-    )*};
-}
-words!(u32 => run_narrow: U32, u64 => run_wide: U64);
+use crate::types::view::{self, Layout, MAX_RANK, View, ViewMut};
 
 /// The innermost dimension of a padded layout.
 const INNER: usize = MAX_RANK - 1;
 
 /// A validated request at rank 8 (see the module's doc); [`crate::TopK`] wraps one.
-pub(crate) struct Plan<'a, T: Element, W: Index> {
+pub(crate) struct Plan<'a, T: Element> {
     input: View<'a, T, MAX_RANK>,
-    values: Output<'a, T>,
-    indices: Output<'a, W>,
+    values: Output<'a, NonNull<T>>,
+    /// The index output as the words of its type's width (`u32` for `u32` and `i32`, `u64` for `u64`
+    /// and `i64`), whose bits are the same for every position the type holds.
+    indices: Output<'a, IndexWords>,
     axis: usize,
     k: usize,
     direction: Direction,
@@ -91,24 +46,11 @@ pub(crate) struct Plan<'a, T: Element, W: Index> {
 // SAFETY: a plan reads its input through a shared borrow and writes only the output elements of its own
 // sequences; plans made by `split_at` cover disjoint sequences, and a validated output view maps distinct
 // coordinates to distinct elements, so two plans on two threads never touch the same element.
-unsafe impl<T: Element, W: Index> Send for Plan<'_, T, W> {}
+unsafe impl<T: Element> Send for Plan<'_, T> {}
 
-impl<T: Element, W: Word> Plan<'_, T, W> {
-    /// Runs `range` by the walk compiled in this crate for `T` and `W` ([`Word::run`]).
-    #[inline(always)]
-    pub(crate) fn run_sequences(
-        &mut self,
-        range: Range<usize>,
-        backend: Backend,
-        scratch: &mut [u64],
-    ) -> Result<(), Error> {
-        W::run(self, range, backend, scratch)
-    }
-}
-
-impl<'a, T: Element, W: Word> Plan<'a, T, W> {
+impl<'a, T: Element> Plan<'a, T> {
     /// The plan of a request [`crate::check_request`] accepted, `len` long along `axis`.
-    pub(crate) fn new<I: Index<Word = W>, const D: usize>(
+    pub(crate) fn new<I: Index, const D: usize>(
         input: View<'a, T, D>,
         axis: usize,
         k: usize,
@@ -122,13 +64,19 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         } else {
             input.layout().elements() / len.max(1)
         };
-        const { assert!(size_of::<I>() == size_of::<W>() && align_of::<I>() == align_of::<W>()) };
+        const { assert!(size_of::<I>() == 4 || size_of::<I>() == 8) };
+        let indices_data = NonNull::from(indices.data).cast::<I>();
+        // `u32` and `i32` have the size and alignment of `u32`, `u64` and `i64` those of `u64`, and every
+        // bit pattern is one of each.
+        let words = if size_of::<I>() == 4 {
+            IndexWords::U32(indices_data.cast())
+        } else {
+            IndexWords::U64(indices_data.cast())
+        };
         Plan {
             input: input.pad(),
-            values: Output::new(values),
-            // SAFETY: `W` (`u32` for `u32` and `i32`, `u64` for `u64` and `i64`) has the size and alignment of
-            // `I` (asserted above) and every bit pattern is one of each.
-            indices: unsafe { Output::new(indices).cast() },
+            values: Output::new(NonNull::from(values.data).cast::<T>(), &values.layout),
+            indices: Output::new(words, &indices.layout),
             axis: axis + (MAX_RANK - D),
             k,
             direction,
@@ -153,14 +101,14 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
             // Nothing to run: an empty tensor with a huge axis needs no scratch (fuzz finding 2).
             return 0;
         }
-        scratch_len_for::<T, MAX_RANK>(self.input.layout(), self.axis, self.k)
+        strategy::fastest_scratch_words::<T, MAX_RANK>(self.input.layout(), self.axis, self.k)
     }
 
     pub(crate) fn min_scratch_len(&self) -> usize {
         if self.sequences.is_empty() {
             return 0;
         }
-        scratch_len::<T>(self.sequence_len(), self.k)
+        strategy::scratch_words::<T>(self.sequence_len(), self.k)
     }
 
     pub(crate) fn split_at(self, mid: usize) -> Result<(Self, Self), Error> {
@@ -201,10 +149,8 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         }
     }
 
-    /// [`run_sequences`](Self::run_sequences)' code, compiled where it is called: by
-    /// `engines_compiled_here!` (`arch`), once for each value type and word; on targets without SIMD
-    /// engines, by [`Word::run`] in the caller's crate.
-    pub(crate) fn run_sequences_here(
+    /// Runs sequences `range` (numbered from 0 within this plan) with `backend`.
+    pub(crate) fn run_sequences(
         &mut self,
         range: Range<usize>,
         backend: Backend,
@@ -261,7 +207,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
             let buffer = E::from_words(&mut scratch[..needed]);
             if self.tiny_rows(engine, sequences.len()) {
                 let mut one =
-                    |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_, T>| engine.select(seq, k, flip, buffer, emit);
+                    |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_, T>| select(engine, seq, k, flip, buffer, emit);
                 return self.each_tiny(sequences, engine, &mut one);
             }
             return self.each_run(sequences, engine, buffer);
@@ -270,13 +216,13 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         let mut next = sequences.start;
         while next < sequences.end {
             next = self.each_side(next..sequences.end, |side, k, flip, emit| {
-                engine.select_side::<T>(side, k, flip, E::buffer(E::from_words(scratch)), emit)
+                select_side(engine, side, k, flip, E::buffer(E::from_words(scratch)), emit)
             });
             let coord = coordinates(&self.input.layout().sizes, self.axis, next);
             let rest_of_run = (self.input.layout().sizes[inner] - coord[inner]).min(sequences.end - next);
             let buffer = E::from_words(&mut scratch[..needed]);
             self.each_sequence(next..next + rest_of_run, |seq, k, flip, emit| {
-                engine.select(seq, k, flip, buffer, emit)
+                select(engine, seq, k, flip, buffer, emit)
             });
             next += rest_of_run;
         }
@@ -288,7 +234,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
     fn side_by_side(&self, engine: Engine, scratch: usize) -> Option<usize> {
         let (input, axis) = (self.input.layout(), self.axis);
         let inner = side_dimension(input, axis)?;
-        let fits = self.k <= dispatch::SIDE_MAX_K || (side_pools(input, axis, self.k) && scratch >= self.scratch_len());
+        let fits = self.k <= SIDE_MAX_K || (side_pools(input, axis, self.k) && scratch >= self.scratch_len());
         (fits && engine.has_sides()).then_some(inner)
     }
 
@@ -301,9 +247,9 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
     /// [`each_tiny`]: Plan::each_tiny
     fn tiny_rows(&self, engine: Engine, sequences: usize) -> bool {
         let len = self.sequence_len();
-        dispatch::SIMD_ENGINES
+        SIMD_ENGINES
             && (2..=TINY).contains(&len)
-            && self.k <= dispatch::SIDE_MAX_K
+            && self.k <= SIDE_MAX_K
             && (self.k > 1 || len < MAX_LANES || !engine.finds_first_best())
             && sequences >= MAX_LANES
             && engine.has_sides()
@@ -367,7 +313,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
                     SideOutputs::new(side, slots, LaneStarts::Listed(outputs.get(done..).unwrap_or_default()))
                 };
                 let no_buffer = Buffer::Packed(&mut []);
-                let taken = engine.select_side::<T>(&side, self.k, flip, no_buffer, &mut emit);
+                let taken = select_side(engine, &side, self.k, flip, no_buffer, &mut emit);
                 if taken == 0 {
                     break;
                 }
@@ -462,7 +408,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
                     [values_step, indices_step],
                 )
             };
-            engine.select_rows(&mut rows, self.k, flip, buffer);
+            select_rows(engine, &mut rows, self.k, flip, buffer);
             number += count;
         }
     }
@@ -518,7 +464,7 @@ impl<'a, T: Element, W: Word> Plan<'a, T, W> {
         Slots::new(
             self.k,
             (values, self.values.strides[axis]),
-            (W::index_words(indices), self.indices.strides[axis]),
+            (indices, self.indices.strides[axis]),
         )
     }
 
@@ -621,20 +567,21 @@ fn advance<const D: usize, const N: usize>(
 /// take 4 KiB of stack for 64-bit types.
 const TINY: usize = 32;
 
-/// An output view reduced to a pointer (so that plans split by sequence can share it) and its padded
-/// layout to strides and offset (its sizes are the input's, but K along the axis).
-struct Output<'a, T> {
-    data: NonNull<T>,
+/// An output view reduced to a handle on its data (a pointer, so that plans split by sequence can
+/// share it) and its padded layout to strides and offset (its sizes are the input's, but K along the
+/// axis).
+struct Output<'a, P> {
+    data: P,
     strides: [isize; MAX_RANK],
     offset: usize,
-    borrow: PhantomData<&'a mut [T]>,
+    borrow: PhantomData<&'a mut ()>,
 }
 
-impl<'a, T> Output<'a, T> {
-    fn new<const D: usize>(view: ViewMut<'a, T, D>) -> Self {
-        let layout = view.layout.pad();
+impl<P: Copy> Output<'_, P> {
+    fn new<const D: usize>(data: P, layout: &Layout<D>) -> Self {
+        let layout = layout.pad();
         Output {
-            data: NonNull::from(view.data).cast(),
+            data,
             strides: layout.strides,
             offset: layout.offset(),
             borrow: PhantomData,
@@ -644,19 +591,6 @@ impl<'a, T> Output<'a, T> {
     /// The address of `coord`.
     fn address(&self, coord: &[usize; MAX_RANK]) -> isize {
         view::address(self.offset, &self.strides, coord)
-    }
-
-    /// The same output as elements of `U`.
-    ///
-    /// # Safety
-    /// `U` has the size and alignment of `T`, and `T` holds every bit pattern of `U`.
-    unsafe fn cast<U>(self) -> Output<'a, U> {
-        Output {
-            data: self.data.cast(),
-            strides: self.strides,
-            offset: self.offset,
-            borrow: PhantomData,
-        }
     }
 
     fn duplicate(&self) -> Self {

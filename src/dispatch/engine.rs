@@ -1,6 +1,10 @@
-//! The engine a call runs: [`Backend`], the caller's choice by name, and `Engine`, a backend resolved on
-//! this CPU (a SIMD one holds the `cpu` token that proves the CPU has its instructions). The engines
-//! themselves are in `arch`, whose `impl Engine` dispatches to them.
+//! The engine a call runs: [`Backend`], the caller's choice by name; [`Engine`], a backend resolved on
+//! this CPU (a SIMD one holds the `simd::cpu` token that proves the CPU has its instructions), which
+//! runs a [`Kernel`].
+
+use crate::dispatch::isa::{self, Kernel};
+#[cfg(simd)]
+use crate::simd::cpu;
 
 /// The engine that selects within each sequence. All give identical results, and all count 8- and 16-bit
 /// keys instead of filtering them when K is a large part of the row (see the README's engines section).
@@ -90,16 +94,51 @@ pub(crate) enum Engine {
     Scalar,
     Portable,
     #[cfg(simd_x86)]
-    Avx2(crate::simd::cpu::Avx2),
+    Avx2(cpu::Avx2),
     #[cfg(simd_x86)]
-    Avx512(crate::simd::cpu::Avx512),
+    Avx512(cpu::Avx512),
     #[cfg(simd_arm)]
-    Neon(crate::simd::cpu::Neon),
+    Neon(cpu::Neon),
 }
 
 impl Engine {
+    /// The engine behind a concrete backend (not `Auto`, not `Naive`), if this CPU and build have it.
+    pub(crate) fn new(backend: Backend) -> Option<Engine> {
+        match backend {
+            Backend::Scalar => Some(Engine::Scalar),
+            Backend::Portable => Some(Engine::Portable),
+            #[cfg(simd_x86)]
+            Backend::Avx2 => cpu::Avx2::new().map(Engine::Avx2),
+            #[cfg(simd_x86)]
+            Backend::Avx512 => cpu::Avx512::new().map(Engine::Avx512),
+            #[cfg(simd_arm)]
+            Backend::Neon => cpu::Neon::new().map(Engine::Neon),
+            _ => None,
+        }
+    }
+
+    /// The widest engine this CPU has (what `Backend::Auto` stands for).
+    pub(crate) fn widest() -> Engine {
+        Engine::new(Backend::Auto.resolve()).unwrap_or(Engine::Portable)
+    }
+
+    /// Runs `kernel` on this engine's vectors (the scalar engine's: the portable ones, which its
+    /// algorithms do not use).
+    #[inline(always)]
+    pub(crate) fn run<K: Kernel>(self, kernel: K) -> K::Output {
+        match self {
+            Engine::Scalar | Engine::Portable => kernel.run::<isa::Portable>(),
+            #[cfg(simd_x86)]
+            Engine::Avx2(token) => token.run(kernel),
+            #[cfg(simd_x86)]
+            Engine::Avx512(token) => token.run(kernel),
+            #[cfg(simd_arm)]
+            Engine::Neon(token) => token.run(kernel),
+        }
+    }
+
     /// Whether this engine's vectors are 512 bits wide (AVX-512's): 16-bit keys are counted from a
-    /// larger K there (`histogram::suits`).
+    /// larger K there (`kernels::count::suits`).
     pub(crate) fn wide(self) -> bool {
         #[cfg(simd_x86)]
         if let Engine::Avx512(_) = self {
@@ -108,18 +147,20 @@ impl Engine {
         false
     }
 
-    /// The engine behind a concrete backend (not `Auto`, not `Naive`), if this CPU and build have it.
-    pub(crate) fn new(backend: Backend) -> Option<Engine> {
-        match backend {
-            Backend::Scalar => Some(Engine::Scalar),
-            Backend::Portable => Some(Engine::Portable),
-            #[cfg(simd_x86)]
-            Backend::Avx2 => crate::simd::cpu::Avx2::new().map(Engine::Avx2),
-            #[cfg(simd_x86)]
-            Backend::Avx512 => crate::simd::cpu::Avx512::new().map(Engine::Avx512),
-            #[cfg(simd_arm)]
-            Backend::Neon => crate::simd::cpu::Neon::new().map(Engine::Neon),
-            _ => None,
-        }
+    /// Whether this engine reads sequences side by side (every engine with vectors).
+    pub(crate) fn has_sides(self) -> bool {
+        !matches!(self, Engine::Scalar)
+    }
+
+    /// Whether one row of K = 1 at least a vector long is read by the kernels' `first_best` (the SIMD
+    /// registers' engines; the portable lanes leave it out), which beats reading rows side by side.
+    pub(crate) fn finds_first_best(self) -> bool {
+        !matches!(self, Engine::Scalar | Engine::Portable)
+    }
+
+    /// Whether this is one of the SIMD registers' engines (AVX2, AVX-512, NEON), whose kernels take the
+    /// paths the portable lanes leave out.
+    pub(crate) fn is_simd(self) -> bool {
+        !matches!(self, Engine::Scalar | Engine::Portable)
     }
 }
