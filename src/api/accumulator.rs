@@ -25,6 +25,7 @@ use crate::api::topk::scratch_len;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::isa::Kernel;
 use crate::dispatch::select::select_in_words;
+use crate::dispatch::strategy;
 use crate::kernels::Isa;
 use crate::types::element::{Direction, Element, Key, ordered_key};
 use crate::types::error::{Error, Tensor};
@@ -43,30 +44,6 @@ pub(crate) fn engine_fits<T: Element>(len: usize, k: usize) -> bool {
 
 /// Elements [`Accumulator::push`] tests at once against the K-th kept key before offering any.
 const BLOCK: usize = 32;
-
-/// Whether [`Accumulator::push`] selects a chunk of `len` through the engine rather than offering it.
-/// Before the first compaction there is no K-th key to skip blocks against, and the engine's own pools
-/// are faster; its first K·ln(n/K) or so survivors each cost a branch out of its loop (so the chunk
-/// must be 16 or 48 times K long; the crossovers for K = 8 and K = 100 are in BENCHMARKS.md,
-/// decisions). Afterwards the engine scans under the K-th kept key ([`Accumulator::cap_for`]), as one
-/// scan of the whole sequence would have reached the chunk, from [`CAPPED_ENGINE_MIN`] elements on. On
-/// a strided chunk the engine is the scalar one, and never catches up with the offers.
-fn engine_pays(len: usize, k: usize, has_threshold: bool, contiguous: bool) -> bool {
-    let ratio = if k <= 16 { 16 } else { 48 };
-    contiguous
-        && if has_threshold {
-            len >= CAPPED_ENGINE_MIN
-        } else {
-            len / ratio >= k
-        }
-}
-
-/// Contiguous chunks from this long are selected by the engine under the K-th kept key rather than
-/// offered block by block. Shorter rows take the engine's short-row paths, which do not use the key,
-/// and cost many times the offers. Set by 1M uniform f32, f16 and i32 in chunks of 1024 to 64Ki with
-/// K of 8 and 100 (the `accumulated` group of `cargo bench --bench topk`); see BENCHMARKS.md,
-/// decisions.
-const CAPPED_ENGINE_MIN: usize = 1024;
 
 /// One kept element: its key, its position in the whole sequence and its value.
 #[derive(Clone, Copy, Debug)]
@@ -285,7 +262,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
 
     /// Offers only the chunk's own first K, selected by the fastest engine this CPU has (its candidates
     /// on the stack), instead of every element. Returns false, having offered nothing, where offering
-    /// every element is as fast or the candidates do not fit: short or strided chunks ([`engine_pays`]), K
+    /// every element is as fast or the candidates do not fit: short or strided chunks ([`strategy::chunk_through_engine`]), K
     /// over `STACK_WORDS / 2` (a quarter of that for 64-bit keys).
     fn push_through_engine(&mut self, start: u64, chunk: &View<'_, T, 1>) -> bool {
         let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
@@ -296,7 +273,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
             // K of the best key, all before the chunk: nothing in it can enter.
             return true;
         }
-        if k == 0 || !engine_pays(len, k, cap.is_some(), stride == 1) || !engine_fits::<T>(len, k) {
+        if k == 0 || !strategy::chunk_through_engine(len, k, cap.is_some(), stride == 1) || !engine_fits::<T>(len, k) {
             return false;
         }
         let engine = Engine::widest();
@@ -559,7 +536,10 @@ mod tests {
     fn engine_and_offers_agree() {
         let data: [i32; 700] = core::array::from_fn(|i| (i as i32 * 7919) % 101 - 50);
         let (k, cut) = (8, 600);
-        assert!(engine_pays(cut, k, false, true) && !engine_pays(data.len() - cut, k, true, true));
+        assert!(
+            strategy::chunk_through_engine(cut, k, false, true)
+                && !strategy::chunk_through_engine(data.len() - cut, k, true, true)
+        );
         let run = |through_engine: bool| {
             let mut slots = [Slot::EMPTY; 16];
             let mut acc = Accumulator::new(k, Direction::Decreasing, &mut slots).unwrap();

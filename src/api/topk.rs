@@ -411,7 +411,7 @@ mod tests {
                 .resolve(backend)
         };
         let widest = Backend::Auto.resolve();
-        let zen_4 = widest == Backend::Avx512 && crate::simd::cpu::short_rows_prefer_avx2();
+        let zen_4 = widest == Backend::Avx512 && crate::simd::cpu::facts().zen4;
         for (len, k, axis, rule) in [
             (256, 8, 1, true),
             (512, 2, 1, true),

@@ -152,14 +152,9 @@ impl Engine {
         !matches!(self, Engine::Scalar)
     }
 
-    /// Whether one row of K = 1 at least a vector long is read by the kernels' `first_best` (the SIMD
-    /// registers' engines; the portable lanes leave it out), which beats reading rows side by side.
-    pub(crate) fn finds_first_best(self) -> bool {
-        !matches!(self, Engine::Scalar | Engine::Portable)
-    }
-
     /// Whether this is one of the SIMD registers' engines (AVX2, AVX-512, NEON), whose kernels take the
     /// paths the portable lanes leave out.
+    #[cfg(test)]
     pub(crate) fn is_simd(self) -> bool {
         !matches!(self, Engine::Scalar | Engine::Portable)
     }

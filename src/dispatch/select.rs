@@ -6,8 +6,10 @@ use core::marker::PhantomData;
 
 use crate::dispatch::engine::Engine;
 use crate::dispatch::isa::Kernel;
+use crate::dispatch::strategy::{self, Row};
 use crate::kernels::entry::{Buffer, Entry, packs_in_one_word};
-use crate::kernels::{self, Isa, count, scalar};
+use crate::kernels::row::{self, Method};
+use crate::kernels::{Isa, bisect, count, scalar, side};
 use crate::types::element::{Element, Key};
 use crate::types::output::{Emit, Job, Rows, SideOutputs};
 use crate::types::sequence::{Sequence, Side};
@@ -122,8 +124,7 @@ fn run_typed<T: Element>(engine: Engine, job: Job<'_, '_, '_, T>, k: usize, flip
     }
 }
 
-/// Each of `rows` by the kernel its length, K and type call for: 8- and 16-bit keys with a large K
-/// under their exact K-th key found by bisection, or counted; everything else filtered.
+/// Each of `rows` by the algorithm the strategy gives them ([`strategy::row`]).
 fn select_rows_here<T: Element, E: Entry>(
     engine: Engine,
     rows: &mut Rows<'_, '_, T>,
@@ -132,15 +133,19 @@ fn select_rows_here<T: Element, E: Entry>(
     buffer: &mut [E],
 ) -> usize {
     let first = rows.first();
-    // Not under a cap: counting and bisection read every element whatever the cap, where the filter
-    // under a K-th key carried from earlier chunks passes few.
-    let bisected = engine.is_simd() && kernels::bisects::<T>(first.len(), k) && first.cap().is_none();
-    let counted = count::suits::<T>(first.len(), k, engine.wide()) && first.cap().is_none();
+    let facts = strategy::Rows {
+        data_type: T::DATA_TYPE,
+        len: first.len(),
+        k,
+        stride: first.stride(),
+        capped: first.cap().is_some(),
+    };
+    let plan = strategy::row(&strategy::capabilities(engine), &facts);
     let mut row = 0;
     while let Some((seq, mut emit)) = rows.row(row) {
         row += 1;
         let emit = &mut emit;
-        if bisected
+        if plan.bisect
             && let Some(row) = seq.contiguous()
             && engine.run(SelectBisected {
                 row,
@@ -152,41 +157,51 @@ fn select_rows_here<T: Element, E: Entry>(
         {
             continue;
         }
-        if counted {
-            count::select(&seq, k, flip, buffer, emit);
-        } else if let Engine::Scalar = engine {
-            scalar::select(&seq, k, flip, buffer, emit);
-        } else {
-            engine.run(SelectRow {
-                seq: &seq,
+        match (plan.then, seq.contiguous()) {
+            (Row::Count, _) => count::select(&seq, k, flip, buffer, emit),
+            (Row::Vectors(method), Some(row)) => engine.run(SelectRow {
+                row,
+                method: &method,
                 k,
                 flip,
+                cap: seq.cap(),
                 buffer: &mut *buffer,
                 emit,
-            });
+            }),
+            (Row::Scalar | Row::Vectors(_), _) => scalar::select(&seq, k, flip, buffer, emit),
         }
     }
     0
 }
 
-/// One row through the kernels' block filter and its short-row paths ([`kernels::select`]).
-struct SelectRow<'x, 'a, 'e, T, E> {
-    seq: &'x Sequence<'a, T>,
+/// One contiguous row on the engine's vectors ([`row::select`]).
+struct SelectRow<'x, 'e, T, E> {
+    row: &'x [T],
+    method: &'x Method,
     k: usize,
     flip: u64,
+    cap: Option<u64>,
     buffer: &'x mut [E],
     emit: &'x mut Emit<'e, T>,
 }
 
-impl<T: Element, E: Entry> Kernel for SelectRow<'_, '_, '_, T, E> {
+impl<T: Element, E: Entry> Kernel for SelectRow<'_, '_, T, E> {
     type Output = ();
     #[inline(always)]
     fn run<I: Isa>(self) {
-        kernels::select::<I::V32, I::V64, I::Sorter, T, E>(self.seq, self.k, self.flip, self.buffer, self.emit);
+        row::select::<I::V32, I::V64, I::Sorter, T, E>(
+            self.row,
+            self.method,
+            self.k,
+            self.flip,
+            self.cap,
+            self.buffer,
+            self.emit,
+        );
     }
 }
 
-/// A row of 8- or 16-bit keys under its exact K-th key ([`kernels::select_bisected`]): whether it was
+/// A row of 8- or 16-bit keys under its exact K-th key ([`bisect::select_bisected`]): whether it was
 /// taken.
 struct SelectBisected<'x, 'a, 'e, T, E> {
     row: &'a [T],
@@ -200,11 +215,11 @@ impl<T: Element, E: Entry> Kernel for SelectBisected<'_, '_, '_, T, E> {
     type Output = bool;
     #[inline(always)]
     fn run<I: Isa>(self) -> bool {
-        kernels::select_bisected::<I::V32, I::Sorter, T, E>(self.row, self.k, self.flip, self.emit)
+        bisect::select_bisected::<I::V32, I::Sorter, T, E>(self.row, self.k, self.flip, self.emit)
     }
 }
 
-/// Neighbouring sequences side by side ([`kernels::select_side`]): how many were taken.
+/// Neighbouring sequences side by side ([`side::select_side`]): how many were taken.
 struct SelectSide<'x, 'a, 'b, 'e, T> {
     side: &'x Side<'a, T>,
     k: usize,
@@ -217,6 +232,6 @@ impl<T: Element> Kernel for SelectSide<'_, '_, '_, '_, T> {
     type Output = usize;
     #[inline(always)]
     fn run<I: Isa>(self) -> usize {
-        kernels::select_side::<I::V32, I::V64, I::Sorter, T>(self.side, self.k, self.flip, self.buffer, self.emit)
+        side::select_side::<I::V32, I::V64, I::Sorter, T>(self.side, self.k, self.flip, self.buffer, self.emit)
     }
 }

@@ -9,7 +9,7 @@ use crate::types::element::{Element, ordered_key};
 
 use super::filter::offer;
 use super::lanes::{
-    BRAIN, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, SIGNED, UNROLL, UNSIGNED, in_8_bit_lanes,
+    BF16, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, SIGNED, UNROLL, UNSIGNED, in_8_bit_lanes,
     in_16_bit_lanes, keys, load_as,
 };
 use super::network;
@@ -25,7 +25,7 @@ const GROUPS: usize = 16;
 const PICK_MIN: usize = 2;
 
 /// Elements of a row's start the prefix bound reads (all of a short row).
-pub(super) const PREFIX: usize = 512;
+pub(crate) const PREFIX: usize = 512;
 
 /// A bound on the K-th best key of `row` from its first `PREFIX` elements, for `k <= GROUPS` (up to
 /// `2 · GROUPS` on short rows, see below): `None` when the row is too short or K too large.
@@ -39,7 +39,7 @@ pub(super) const PREFIX: usize = 512;
 /// filter with it spares short rows their warm-up (n = 256, K = 8: about 10 pushes instead of 27 pushes
 /// and 70 failed offers from a threshold that starts at the worst of the first K).
 #[inline(always)]
-pub(super) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
@@ -102,7 +102,7 @@ const MAX_SETS: usize = 8;
 // temporaries take the debug stack test past its bound.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(super) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
@@ -166,9 +166,9 @@ fn sets_bound<V: Vector, T: Element, const KIND: u8, const N: usize>(
 /// The K-th smallest of the minima of `vectors · LANES` groups of `row` (positions ≡ g modulo the
 /// group count), `vectors` 1, 2 or 4: at least K elements of `row` have a key at most this. `None` when
 /// `row` has fewer elements than groups, or K is above their count. The prefix bound, and the guess of
-/// [`filter_row`](super::filter_row).
+/// `row::filter_row`.
 #[inline(always)]
-pub(super) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
@@ -204,7 +204,7 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
     let rounds = rounds.min(row.len() / (vectors * V::LANES));
     let lanes = Lanes::<V>::new(map, flip);
     let long = row.len() > PICK_MIN * UNROLL * V::LANES;
-    if const { V::SPECIALIZE && (KIND == HALF || KIND == BRAIN) && V::HALF_LANES && N == UNROLL }
+    if const { V::SPECIALIZE && (KIND == HALF || KIND == BF16) && V::HALF_LANES && N == UNROLL }
         && long
         && rounds > 0
         && vectors.is_multiple_of(2)
@@ -213,7 +213,7 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
         // f32 picks below take a conversion (or a widening) and a float maximum with its NaN test every
         // LANES.
         // SAFETY: 1 <= rounds <= row.len() / (vectors · LANES) (checked, and clamped above); vectors is 2
-        // or 4 (even, at most N = UNROLL); KIND HALF is f16, BRAIN bf16.
+        // or 4 (even, at most N = UNROLL); KIND HALF is f16, BF16 bf16.
         let picked = unsafe {
             if flip == 0 {
                 pick_halves::<V, T, false>(row, vectors, rounds)
@@ -247,7 +247,7 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
             }
         }
     } else if const {
-        V::SPECIALIZE && (KIND == NATIVE_FLOAT || KIND == HALF && V::CONVERTS_HALF || KIND == BRAIN && V::WIDENS_BF16)
+        V::SPECIALIZE && (KIND == NATIVE_FLOAT || KIND == HALF && V::CONVERTS_HALF || KIND == BF16 && V::WIDENS_BF16)
     } && long
     {
         // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
@@ -262,8 +262,8 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
         for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
             *minimum = if KIND == HALF {
                 keys::<V, HALF>(picked.to_half(), &lanes)
-            } else if KIND == BRAIN {
-                keys::<V, BRAIN>(picked.to_bf16(), &lanes)
+            } else if KIND == BF16 {
+                keys::<V, BF16>(picked.to_bf16(), &lanes)
             } else {
                 keys::<V, FLOAT>(picked, &lanes)
             };
@@ -292,11 +292,11 @@ unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
 }
 
 /// Vector `j` of `row` as floats: f32/f64 as they are, f16 converted to f32 (`HALF`), bf16 widened to
-/// f32 (`BRAIN`).
+/// f32 (`BF16`).
 ///
 /// # Safety
 /// As [`nth_vector`]; `T` is f32 or f64 in lanes of its width, or f16 (`HALF`) where the vector
-/// [converts](Vector::CONVERTS_HALF) it, or bf16 (`BRAIN`) where it [widens](Vector::WIDENS_BF16) it.
+/// [converts](Vector::CONVERTS_HALF) it, or bf16 (`BF16`) where it [widens](Vector::WIDENS_BF16) it.
 #[inline(always)]
 unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
     // SAFETY: the caller's precondition, which is `load_as`'s for these kinds.
@@ -575,7 +575,7 @@ fn better_of3<V: Vector, const DECREASING: bool>(x: V, y: V, acc: V) -> V {
 /// where counting keeps 256 counters a row, zeroed, incremented through a load and a store each, and
 /// walked.
 #[inline(always)]
-pub(super) fn kth_by_bisection<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn kth_by_bisection<V: Vector, T: Element, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
@@ -603,7 +603,7 @@ const SAMPLE_RATIO: usize = 64;
 ///
 /// At least K elements of the row have a key at most this, so no element with a larger key is among
 /// the row's first K.
-pub(super) fn sample_bound<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E]) -> u64 {
+pub(crate) fn sample_bound<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E]) -> u64 {
     let samples = (k * SAMPLE_RATIO).min(row.len());
     let step = row.len() / samples;
     let mut candidates = Candidates::<E, S>::sorted_by(buffer, k);
@@ -611,4 +611,25 @@ pub(super) fn sample_bound<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize,
         offer(&mut candidates, ordered_key(row[position], flip), position, None);
     }
     candidates.finish().last().map_or(u64::MAX, |entry| entry.key())
+}
+
+/// [`minima_bound`] of an integer row of 8 to 32 bits on `V`'s 32-bit lanes, and the number of groups
+/// it took (`vectors · LANES`): what the tests check against the groups' minima counted one by one.
+#[cfg(test)]
+#[inline(always)]
+pub(crate) fn integer_minima_bound<V: Vector, T: Element>(
+    row: &[T],
+    k: usize,
+    flip: u64,
+    vectors: usize,
+) -> Option<(u64, usize)> {
+    let map = KeyMap::of::<T>();
+    use crate::types::element::Sealed;
+    let bound = match <T as Sealed>::KEY_FORM {
+        _ if size_of::<T>() > 4 => None,
+        UNSIGNED => minima_bound::<V, T, UNSIGNED>(row, k, flip, &map, vectors),
+        SIGNED => minima_bound::<V, T, SIGNED>(row, k, flip, &map, vectors),
+        _ => None,
+    };
+    Some((bound?, vectors * V::LANES))
 }

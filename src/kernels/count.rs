@@ -27,7 +27,7 @@
 //!     high byte a rank at a time)
 //! ```
 //! No element is compared with another, and the passes have no data-dependent branch. Counters are
-//! `u32`: rows longer than `u32::MAX` go to the filter ([`suits`]). Short contiguous rows of 8- and
+//! `u32`: rows longer than `u32::MAX` go to the filter (the strategy's `counts`). Short contiguous rows of 8- and
 //! 16-bit keys (integers, f16 and bf16) on the SIMD engines find their K-th key by bisection instead
 //! (`generic::bisects`), and only their gathered come here to be ordered ([`report_gathered`]).
 
@@ -38,52 +38,11 @@ use crate::types::element::{Element, FLOAT_KEY, Key, Sealed, ordered_key};
 use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
-/// K at least `len / ratio` is counted rather than filtered. Counting costs the same whatever K (two
-/// passes for 8-bit keys, four for 16-bit floats), the filter grows with K; on long uniform rows
-/// (AVX-512) they cross near K = n/32 for 8-bit keys and K = n/5 for 16-bit ones.
-///
-/// 16-bit keys on the other engines from n/10 ([`RATIO_16_NARROW`]) in rows longer than [`SHORT_16`]:
-/// their filter has half AVX-512's lanes a compare. Set by rows of 1024 to 1M 8- and 16-bit keys with
-/// K from n/12 to n/2 (the `counted` group of `cargo bench --bench topk`); see BENCHMARKS.md,
-/// decisions.
-const RATIO_8: usize = 24;
-const RATIO_16: usize = 5;
-const RATIO_16_NARROW: usize = 10;
-
-/// 16-bit rows up to this long keep [`RATIO_16`] on every engine: a count walks 256 buckets twice, as
-/// much as such a row, and these rows' large K are bisected anyway (`generic::bisects`), their smaller
-/// K filtered (rows of 256 f16 with K = 32).
-const SHORT_16: usize = 512;
-
-/// K that 8-bit keys need above `len / RATIO_8` to be counted. A row's count also walks all 256
-/// buckets, as long as a short row itself, while the filter scans such keys 32 a compare (AVX2, 8-bit
-/// lanes) from a prefix bound that serves K up to 32. Set by rows of 256 and 1024 u8 with K of 16 to
-/// 85, where counting wins from about K = 32 of 256; long rows keep the ratio's crossover. See
-/// BENCHMARKS.md, decisions.
-const EXTRA_K_8: usize = 16;
-
-/// Rows shorter than this are filtered: the counters' setup outweighs the row (counting already wins on
-/// 256-element u8 rows with K = 64, the `counted` group of `cargo bench --bench topk`).
-const MIN_LEN: usize = 256;
-
 const BUCKETS: usize = 256;
-
-/// Whether counting is the faster way to select `k` of `len` elements of `T`, for an engine whose lanes
-/// are `wide` (AVX-512's: its filter keeps 16-bit keys longer).
-#[inline]
-pub(crate) fn suits<T: Element>(len: usize, k: usize, wide: bool) -> bool {
-    let (ratio, extra) = match <T::Key as Key>::BITS {
-        8 => (RATIO_8, EXTRA_K_8),
-        16 if wide || len <= SHORT_16 => (RATIO_16, 0),
-        16 => (RATIO_16_NARROW, 0),
-        _ => return false,
-    };
-    len >= MIN_LEN && k.saturating_sub(extra).saturating_mul(ratio) >= len && len <= u32::MAX as usize
-}
 
 /// Reports, through `emit`, the first `k` positions of `seq` in the order of `flip`.
 ///
-/// `1 <= k <= seq.len() <= u32::MAX`, `T`'s keys have 8 or 16 bits ([`suits`]), and `buffer` holds at
+/// `1 <= k <= seq.len() <= u32::MAX`, `T`'s keys have 8 or 16 bits, and `buffer` holds at
 /// least `k` entries.
 pub(crate) fn select<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
@@ -92,7 +51,12 @@ pub(crate) fn select<T: Element, E: Entry>(
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) {
-    debug_assert!(suits::<T>(seq.len(), k, false) && k >= 1 && buffer.len() >= k);
+    debug_assert!(
+        <T::Key as Key>::BITS <= 16 && seq.len() <= u32::MAX as usize && k >= 1 && buffer.len() >= k,
+        "len {} k {k} buffer {}",
+        seq.len(),
+        buffer.len()
+    );
     if <T::Key as Key>::BITS == 8 {
         bytes(seq, k, flip, buffer, emit);
     } else {

@@ -1,6 +1,43 @@
-//! The block threshold filter over one contiguous row (see the [module above](super)), and the pools it
-//! pushes survivors into: the sorted array of the best K on the stack for K <= 16 ([`Sorted`]), the
-//! candidate buffer compacted by selection otherwise.
+//! The block threshold filter over one contiguous row, and the pools it pushes survivors into: the
+//! sorted array of the best K on the stack for K <= 16 ([`Sorted`]), the candidate buffer compacted by
+//! selection otherwise.
+//!
+//! ```text
+//! for each block of UNROLL vectors of the row:
+//!     keys  = key(raw bits) ^ flip                      // CONTRACT.md §2 as lane-wise bit operations
+//!     if no key < limit: next block                     // the hot loop: compares and one branch
+//!     else push the passing lanes, in position order, into the pool (scalar)
+//! limit = min(threshold of the pool, caps); 0 means nothing can enter: stop early
+//! ```
+//! Tricks:
+//! - f32/f64 lanes are not keyed at all: the limit is turned into the float it stands for once, and
+//!   the block test is one IEEE compare per vector (`lanes::float_limit`); 32- and 64-bit integers are
+//!   compared raw, the key's xor moved into the limit likewise (signed or unsigned, below or above it by
+//!   the direction). 8- and 16-bit elements are tested raw in lanes of their width where the ISA has
+//!   them (AVX2, AVX-512BW and NEON): f16 and bf16, sign and magnitude, by one or two integer compares
+//!   (`lanes::half_limit`), the integers with the key's flips in the limit. The portable lanes compute
+//!   those types' keys exactly in 32-bit lanes and compare them unsigned. Passing lanes are re-keyed by
+//!   the scalar code, so the lane test may only ever pass too much, never too little;
+//! - elements without lanes of their width share 32-bit lanes through a widening load (f16 converted
+//!   to f32, bf16 shifted up 16); 64-bit elements use 64-bit lanes;
+//! - the hot loop (`LaneLimit::scan`) holds only the compares and a branch: the pool is looked at after
+//!   survivors only, the float test is chosen outside it, and 32/64-bit rows (and f16 bits) test two
+//!   blocks a branch;
+//! - with K > 16 on 8- and 16-bit rows, whose scans are bound by their instructions, the hot loop tests
+//!   chunks of 64 units with no branch, a bit each, and the marked units' lanes are pushed after: a
+//!   chunk leaves the loop once however many of its units pass, where every exit costs a mispredicted
+//!   branch and a restart of the loads;
+//! - the row's end is one more full block ending at the last element, its already-seen lanes masked
+//!   off (no scalar tail);
+//! - K <= 16 keeps the best K sorted on the stack ([`Sorted`]): a push is a branch-free insertion, and
+//!   the threshold is exact from the K-th element on, instead of the shared buffer's compaction every K
+//!   pushes;
+//! - once the threshold is the smallest key (K NaNs found when selecting `Decreasing`, or K copies of
+//!   the best value) no later element can enter, and the scan stops;
+//! - adversarial rows (ascending data selected `Decreasing`: every element beats the last K) would push
+//!   every element: when pushes outrun a budget the pass stops ([`Outcome::Bailed`]), and the row runs
+//!   again under the K-th best of an even sample (`bound::sample_bound`), which lets about one element
+//!   in 64 through.
 
 use crate::kernels::candidates::{Candidates, Sorter};
 use crate::kernels::entry::{Entry, report};
@@ -10,42 +47,93 @@ use crate::types::output::Emit;
 
 use super::lanes::{CHUNK, KeyMap, Lanes, Prepared, UNROLL, scan_unit};
 
+/// The steps of `row::Method::Filter` a row takes (`kernels::row`'s module doc has each). Each is taken only where
+/// the engine's vectors have it: the strategy asks for no other, and the kernels compile no other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Steps {
+    /// Copy a row shorter than a block into one, padded.
+    pub(crate) pad: bool,
+    /// K = 1: two passes of group minima, no candidates.
+    pub(crate) first_best: bool,
+    /// Collect what is below the prefix bound (rows of at most `bound::PREFIX`).
+    pub(crate) collect_short: bool,
+    /// Collect what is below the bound of the whole row's pieces.
+    pub(crate) collect_pieces: bool,
+    /// Select the row whole from a buffer on the stack when no bound settled it.
+    pub(crate) whole_row: bool,
+    /// Guess a cap from the group minima of the row's start.
+    pub(crate) guess: bool,
+    /// A pass may stop filtering when its pushes outrun their budget, for one under a sampled bound.
+    pub(crate) may_bail: bool,
+    /// 8- and 16-bit rows are scanned in chunks of units marked without a branch.
+    pub(crate) chunked: bool,
+    /// Float rows' scans prefetch ahead of the hardware (integer rows' always do).
+    pub(crate) prefetch_floats: bool,
+}
+
 /// How a pass of [`filter`] ended.
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     /// The first K were reported.
     Done,
     /// Stopped filtering (too many pushes), nothing reported.
     Bailed,
-    /// Fewer than K elements were below the cap, nothing reported.
-    Short,
+    /// Fewer than K elements were below a guessed cap, nothing reported.
+    TooFewBelowCap,
+}
+
+/// How one pass of [`filter`] runs.
+#[derive(Clone, Copy)]
+pub(crate) struct Pass {
+    /// Keys at or above this are not wanted (the caller's, the prefix bound's, a guess or a sample).
+    cap: Option<u64>,
+    /// The pass may stop filtering when its pushes outrun their budget ([`Outcome::Bailed`]).
+    may_bail: bool,
+    /// The cap is a guess: fewer than K below it is [`Outcome::TooFewBelowCap`], not an answer.
+    guessed: bool,
+    /// Scan 8- and 16-bit rows in chunks ([`Steps::chunked`]).
+    chunked: bool,
+    /// Float rows' scans prefetch ([`Steps::prefetch_floats`]).
+    prefetch_floats: bool,
+}
+
+impl Pass {
+    /// A pass under `cap` with the row's scan steps.
+    #[inline(always)]
+    pub(crate) fn new(steps: &Steps, cap: Option<u64>, may_bail: bool, guessed: bool) -> Self {
+        Pass {
+            cap,
+            may_bail,
+            guessed,
+            chunked: steps.chunked,
+            prefetch_floats: steps.prefetch_floats,
+        }
+    }
 }
 
 /// One pass of [`filter`] with the pool that suits K: the sorted array for small K, the candidate buffer
 /// otherwise.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
-pub(super) fn pass<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+#[allow(clippy::too_many_arguments)] // one private body, inlined into each engine's entry
+pub(crate) fn pass<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     row: &[T],
     k: usize,
     flip: u64,
     map: &KeyMap,
-    cap: Option<u64>,
-    may_bail: bool,
-    whole: bool,
+    this: &Pass,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) -> Outcome {
     if k <= SMALL_K {
-        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, cap, may_bail, whole, Sorted::new(k), emit)
+        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, this, Sorted::new(k), emit)
     } else {
         let candidates = Candidates::<E, S>::sorted_by(buffer, k);
-        filter::<V, T, Candidates<'_, E, S>, KIND>(row, k, flip, map, cap, may_bail, whole, candidates, emit)
+        filter::<V, T, Candidates<'_, E, S>, KIND>(row, k, flip, map, this, candidates, emit)
     }
 }
 
 /// Pushes `key` if it can still be among the first K.
 #[inline(always)]
-pub(super) fn offer(candidates: &mut impl Pool, key: u64, position: usize, cap: Option<u64>) -> bool {
+pub(crate) fn offer(candidates: &mut impl Pool, key: u64, position: usize, cap: Option<u64>) -> bool {
     let passes = limit(candidates, cap).is_none_or(|limit| key < limit);
     if passes {
         candidates.push(key, position);
@@ -63,9 +151,9 @@ fn limit(candidates: &impl Pool, cap: Option<u64>) -> Option<u64> {
     }
 }
 
-/// One pass of the block filter over `row`, keys below `cap` only (when given). Reports the first K
-/// through `emit`, or nothing if `may_bail` and the filter stopped filtering, or if `whole` and fewer
-/// than K elements were below `cap`.
+/// One pass of the block filter over `row`, keys below `this.cap` only (when given). Reports the first
+/// K through `emit`, or nothing if the pass may bail and stopped filtering, or if its cap is a guess and
+/// fewer than K elements were below it.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
 fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
@@ -73,22 +161,23 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     k: usize,
     flip: u64,
     map: &KeyMap,
-    cap: Option<u64>,
-    may_bail: bool,
-    whole: bool,
+    this: &Pass,
     mut candidates: P,
     emit: &mut Emit<'_, T>,
 ) -> Outcome {
+    let Pass {
+        cap,
+        may_bail,
+        guessed,
+        chunked,
+        prefetch_floats,
+    } = *this;
     let n = row.len();
     let lanes = Lanes::<V>::new(map, flip);
     let block = V::LANES * UNROLL;
     let mut position = 0;
     let mut pushed = 0usize;
     let mut prepared = Prepared::<V>::none();
-    // Chunks where they can pay: 8- and 16-bit elements on SIMD engines (a constant: the chunked scan is
-    // compiled only there), with K large enough to push elements in bursts, and on CPUs whose exits are
-    // cheap only where the survivors are dense.
-    let chunked = k >= CHUNKED_MIN_K && (n < SPARSE_RATIO.saturating_mul(k) || !crate::simd::cpu::exits_are_cheap());
     while position < n {
         let key = match limit(&candidates, cap) {
             // Filling the buffer: one element at a time, so that the vectors take over (at any alignment)
@@ -121,8 +210,10 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
         // elements each, and those exits are a large part of their time. A chunk leaves its loop once,
         // however many of its units pass.
         let unit = scan_unit::<V, T, KIND>();
+        // Chunks only on SIMD engines' 8- and 16-bit rows (a constant: the chunked scan is compiled only
+        // there), where the strategy asked for them.
         if const { V::SPECIALIZE && size_of::<T>() < 4 } && chunked && position + CHUNK * unit <= n {
-            let (chunk, mut tested) = prepared.scan::<T, KIND, true>(row, position, &lanes);
+            let (chunk, mut tested) = prepared.scan::<T, KIND, true>(row, position, &lanes, prefetch_floats);
             if tested == 0 {
                 // Less than a chunk left: the blocks below take the rest.
                 position = chunk;
@@ -159,7 +250,7 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
         }
         // The hot loop: whole blocks against an unchanged limit until one has a lane below it. The pool
         // is looked at only after survivors, not once per block.
-        let (mut start, mut bits) = prepared.scan::<T, KIND, false>(row, position, &lanes);
+        let (mut start, mut bits) = prepared.scan::<T, KIND, false>(row, position, &lanes, prefetch_floats);
         if bits == 0 {
             if start >= n {
                 position = n;
@@ -178,26 +269,12 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
     for (p, &value) in row.iter().enumerate().skip(position) {
         offer(&mut candidates, ordered_key(value, flip), p, cap);
     }
-    if whole && !candidates.holds_k() {
-        return Outcome::Short;
+    if guessed && !candidates.holds_k() {
+        return Outcome::TooFewBelowCap;
     }
     candidates.report(emit);
     Outcome::Done
 }
-
-/// K from which the filter scans 8- and 16-bit elements in chunks: their scans are bound by their
-/// instructions (widening or converting loads, AVX-512's 16-bit compares), not by memory, and a restart
-/// wastes the most there. Smaller K keeps a sorted pool whose threshold is exact from the K-th push on,
-/// and pushes too few for chunks to pay. 32- and 64-bit elements, read at the memory's speed, gain
-/// nothing from chunks and are scanned in blocks. Set by rows of 128k f16 and f32 with K = 8 and 50
-/// (`llm32x128k_k50_f16`, `llm32x128k_k50`); see BENCHMARKS.md, decisions.
-const CHUNKED_MIN_K: usize = SMALL_K + 1;
-
-/// Rows at least this many times K long have survivors too sparse for chunks on CPUs whose exits are
-/// cheap ([`crate::simd::cpu::exits_are_cheap`]): the guessed cap lets about 3 K through, one every 500
-/// elements or more, four units of 128 16-bit lanes. The crossover in n / K is measured on 16-bit rows
-/// with AVX-512 (`llm32x128k_k50_f16` and longer rows); see BENCHMARKS.md, decisions.
-const SPARSE_RATIO: usize = 1536;
 
 /// Offers the elements of `row` from `start` whose bits are set in `bits` (lane `i` is bit `i`), in
 /// position order; returns how many entered, and, where the bits were tested under the limit
@@ -239,7 +316,7 @@ fn bail_budget(k: usize, position: usize) -> usize {
 }
 
 /// Where the filter keeps its candidates: the shared buffer, or for small K a sorted array.
-pub(super) trait Pool {
+pub(crate) trait Pool {
     /// Appends a candidate (positions in increasing order).
     fn push(&mut self, key: u64, position: usize);
     /// The K-th best key so far, once there is one: only keys strictly below it can still enter.
@@ -272,7 +349,7 @@ impl<E: Entry, S: Sorter> Pool for Candidates<'_, E, S> {
 pub(crate) const SMALL_K: usize = 16;
 
 /// K at most this needs only the lower half of the sorted pool's slots.
-pub(super) const HALF_K: usize = SMALL_K / 2;
+pub(crate) const HALF_K: usize = SMALL_K / 2;
 
 /// The best K so far, sorted: a push is an insertion instead of the buffer's compaction every K
 /// pushes, and the threshold is exact from the K-th element on. Short rows with small K (MoE routing:
@@ -282,7 +359,7 @@ pub(super) const HALF_K: usize = SMALL_K / 2;
 /// insertion loop's exit is a mispredicted branch per push, which cost more than the moves). K <= 8
 /// passes over the lower 8 slots only: the one branch is the same for every push of a call (set by
 /// `moe4096x256_k8`). One pool type, not two sized 8 and 16: two would double the filter's code.
-pub(super) struct Sorted<E> {
+pub(crate) struct Sorted<E> {
     best: [E; SMALL_K],
     /// Entries pushed, up to K: the slots from here on are still `LAST`.
     filled: usize,
@@ -291,7 +368,7 @@ pub(super) struct Sorted<E> {
 
 impl<E: Entry> Sorted<E> {
     #[inline(always)]
-    pub(super) fn new(k: usize) -> Self {
+    pub(crate) fn new(k: usize) -> Self {
         debug_assert!((1..=SMALL_K).contains(&k), "k {k}");
         Sorted {
             best: [E::LAST; SMALL_K],

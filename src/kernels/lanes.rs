@@ -13,25 +13,25 @@ use crate::types::element::{Element, FLOAT_KEY, Key, SIGNED_KEY, Sealed, UNSIGNE
 /// page, where the hardware prefetchers (which stay within a page) have not started yet. Set by
 /// `llm32x128k_k50`, `llm32x128k_k50_f16` and `vec1m_k100` on an Intel CPU with AVX-512 (1 or 2 KiB
 /// ahead gains less; i32 rows do not change); see BENCHMARKS.md, decisions. Float rows on AMD CPUs go
-/// without (see [`crate::simd::cpu::prefetches_floats`]): their prefetch is of the line
+/// without (see the strategy's `prefetch_floats`): their prefetch is of the line
 /// the loop loads anyway, which costs nothing measurable. (A prefetch of an address past the row is a
 /// hint to the cache: it reads nothing and cannot fault.)
 const SCAN_AHEAD: usize = 4096;
 
 /// Vectors per block: one compare-and-branch per `UNROLL · LANES` elements (at most 64 lanes, so a
 /// block's pass bits fit one `u64`).
-pub(super) const UNROLL: usize = 4;
+pub(crate) const UNROLL: usize = 4;
 
 /// Units a chunk of [`Prepared::scan`] with `CHUNKS` tests, a bit each, before it branches (see
 /// `filter`): 4096 f16 on AVX2 (units of 64 in 16-bit lanes).
-pub(super) const CHUNK: usize = 64;
+pub(crate) const CHUNK: usize = 64;
 
 /// The elements the hot loop tests a branch: two blocks for 32- and 64-bit elements and 8- and 16-bit
 /// ones in lanes of their width (one block a branch leaves the loads too few in flight to reach the
 /// memory's speed), one for narrower ones, whose loads widen or convert (two blocks slow them). Set by
 /// rows of 128k f32 and f16 with K of 1 and 8 (the shape of `llm32x128k_k50`).
 #[inline(always)]
-pub(super) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize {
+pub(crate) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize {
     let blocks = if in_16_bit_lanes::<V, T, KIND>() || in_8_bit_lanes::<V, T, KIND>() || size_of::<T>() >= 4 {
         2
     } else {
@@ -41,13 +41,13 @@ pub(super) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize 
 }
 
 /// Whether `KIND`'s elements are tested as raw bits in 16-bit lanes on `V`, where the vector has them
-/// ([`Vector::HALF_LANES`]): f16 and bf16 (`HALF`, `BRAIN`), sign and magnitude in 16 bits, so that one
+/// ([`Vector::HALF_LANES`]): f16 and bf16 (`HALF`, `BF16`), sign and magnitude in 16 bits, so that one
 /// set of integer tests ([`half_limit`]) serves both with the type's infinity; and 16-bit integers,
 /// whose keys are their bits (the sign flipped if signed), on the same compares: twice the lanes a
 /// register of 32-bit lanes holds, and no widening load.
 #[inline(always)]
-pub(super) const fn in_16_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
-    V::HALF_LANES && size_of::<T>() == 2 && matches!(KIND, HALF | BRAIN | UNSIGNED | SIGNED)
+pub(crate) const fn in_16_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
+    V::HALF_LANES && size_of::<T>() == 2 && matches!(KIND, HALF | BF16 | UNSIGNED | SIGNED)
 }
 
 /// Whether `KIND`'s elements are 8-bit integers tested as raw bits in 8-bit lanes on `V`, where the
@@ -55,19 +55,19 @@ pub(super) const fn in_16_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> 
 /// limit as for wider integers: four times the lanes of 32-bit lanes, and no widening load
 /// (`u8_1m_k100`).
 #[inline(always)]
-pub(super) const fn in_8_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
+pub(crate) const fn in_8_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
     V::BYTE_LANES && size_of::<T>() == 1 && matches!(KIND, UNSIGNED | SIGNED)
 }
 
 // The key forms of `Element`s, and the two forms the block test has of its own for floats: the kind
 // each filter is compiled for.
-pub(super) const UNSIGNED: u8 = UNSIGNED_KEY;
-pub(super) const SIGNED: u8 = SIGNED_KEY;
-pub(super) const FLOAT: u8 = FLOAT_KEY;
+pub(crate) const UNSIGNED: u8 = UNSIGNED_KEY;
+pub(crate) const SIGNED: u8 = SIGNED_KEY;
+pub(crate) const FLOAT: u8 = FLOAT_KEY;
 
 /// f32 and f64: compared as floats against the value whose key is the limit (see
 /// [`float_limit`]).
-pub(super) const NATIVE_FLOAT: u8 = 3;
+pub(crate) const NATIVE_FLOAT: u8 = 3;
 
 /// f16 on vectors with 16-bit lanes ([`Vector::HALF_LANES`]): the raw bits, two vectors' worth a
 /// register, compared as integers with the limit value's bits ([`half_test`]). On
@@ -75,20 +75,20 @@ pub(super) const NATIVE_FLOAT: u8 = 3;
 /// `NATIVE_FLOAT` against the f16 limit value, also converted (exact, so the test is the same). One kind
 /// for both, so that a debug build, which compiles every kind's filter into each engine's one frame, has
 /// one more, not two.
-pub(super) const HALF: u8 = 4;
+pub(crate) const HALF: u8 = 4;
 
 /// bf16 on vectors with 16-bit lanes: the raw bits, like f16's (the same tests, with bf16's infinity:
 /// [`in_16_bit_lanes`]). On the other SIMD engines' 32-bit lanes ([`Vector::WIDENS_BF16`]): widened to
 /// the f32 of the same value on load ([`Vector::load_bf16`]: its bits shifted up 16, exact) and compared
 /// like `NATIVE_FLOAT` against the bf16 limit value, widened too, where keying in the lanes (`FLOAT`)
 /// takes nine operations a vector.
-pub(super) const BRAIN: u8 = 5;
+pub(crate) const BF16: u8 = 5;
 
 /// A key limit turned into what the block test compares lanes with.
 #[derive(Clone, Copy)]
-pub(super) struct Prepared<V> {
+pub(crate) struct Prepared<V> {
     /// The key limit this stands for (0 = none yet: a limit of 0 stops the scan before any test).
-    pub(super) key: u64,
+    pub(crate) key: u64,
     limit: V,
     /// f16 or bf16 in 16-bit lanes: lanes above this are negative NaNs (-inf in each, `0xFC00` or
     /// `0xFF80`, or all ones where the test needs no such term).
@@ -96,7 +96,7 @@ pub(super) struct Prepared<V> {
     /// How lanes are compared with `limit`: one of the test constants below `AT_RUN_TIME`.
     test: u8,
     /// Whether every lane the test passes is a float above +0 or a NaN (see [`above_zero_key`]).
-    pub(super) above_zero: bool,
+    pub(crate) above_zero: bool,
 }
 
 /// Inside [`Prepared::scan`] and [`Prepared::compress_blocks`]: `$by_test!(TESTS..)` (the caller's
@@ -136,7 +136,7 @@ impl<V: Vector> Prepared<V> {
     /// # Safety
     /// `start + scan_unit::<V, T, KIND>() <= row.len()`.
     #[inline(always)]
-    pub(super) unsafe fn unit_bits<T: Element, const KIND: u8>(
+    pub(crate) unsafe fn unit_bits<T: Element, const KIND: u8>(
         &self,
         row: &[T],
         start: usize,
@@ -181,7 +181,7 @@ impl<V: Vector> Prepared<V> {
     /// off. Returns its start and the lanes that pass, as [`block_bits`](Self::block_bits); the bits are 0
     /// where the row is shorter than a block or `position` is past its end.
     #[inline(always)]
-    pub(super) fn block_at<T: Element, const KIND: u8>(
+    pub(crate) fn block_at<T: Element, const KIND: u8>(
         &self,
         row: &[T],
         position: usize,
@@ -206,13 +206,15 @@ impl<V: Vector> Prepared<V> {
     /// bit `u`); or the first start past the last whole chunk, and 0.
     ///
     /// The float test is matched once, outside the loop (matched inside, it is a load and a branch per
-    /// block, and the loop falls short of the memory's speed).
+    /// block, and the loop falls short of the memory's speed). Float rows prefetch ahead of the hardware
+    /// where `prefetch_floats`; integer rows always do.
     #[inline(always)]
-    pub(super) fn scan<T: Element, const KIND: u8, const CHUNKS: bool>(
+    pub(crate) fn scan<T: Element, const KIND: u8, const CHUNKS: bool>(
         &self,
         row: &[T],
         start: usize,
         lanes: &Lanes<V>,
+        prefetch_floats: bool,
     ) -> (usize, u64) {
         if !V::SPECIALIZE {
             return self.scan_generic::<T, KIND>(row, start, lanes);
@@ -221,8 +223,8 @@ impl<V: Vector> Prepared<V> {
         macro_rules! by_test {
             ($($test:ident)*) => {
                 match self.test {
-                    $($test => self.scan_with::<T, KIND, $test, CHUNKS>(row, start, lanes),)*
-                    _ => self.scan_with::<T, KIND, LESS, CHUNKS>(row, start, lanes),
+                    $($test => self.scan_with::<T, KIND, $test, CHUNKS>(row, start, lanes, prefetch_floats),)*
+                    _ => self.scan_with::<T, KIND, LESS, CHUNKS>(row, start, lanes, prefetch_floats),
                 }
             };
         }
@@ -240,7 +242,7 @@ impl<V: Vector> Prepared<V> {
     // take stack slots in the filter's frame (12 KiB more).
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(super) fn compress_blocks<T: Element, const KIND: u8>(
+    pub(crate) fn compress_blocks<T: Element, const KIND: u8>(
         &self,
         row: &[T],
         lanes: &Lanes<V>,
@@ -265,7 +267,7 @@ impl<V: Vector> Prepared<V> {
     /// the whole blocks, then the block that ends the row with its lanes already counted masked off.
     /// Exact only where the lane test is (integers: f16 and bf16 in 16-bit lanes pass negative NaNs).
     #[inline(always)]
-    pub(super) fn count<T: Element, const KIND: u8>(&self, row: &[T], lanes: &Lanes<V>) -> usize {
+    pub(crate) fn count<T: Element, const KIND: u8>(&self, row: &[T], lanes: &Lanes<V>) -> usize {
         // As in `scan`.
         macro_rules! by_test {
             ($($test:ident)*) => {
@@ -379,11 +381,10 @@ impl<V: Vector> Prepared<V> {
         row: &[T],
         mut start: usize,
         lanes: &Lanes<V>,
+        prefetch_floats: bool,
     ) -> (usize, u64) {
         let block = UNROLL * V::LANES;
-        // Read here, per scan: kept in `Lanes` instead, the flag slows the short rows, which never scan
-        // (`moe4096x256_k8`).
-        let ahead = if KIND == UNSIGNED || KIND == SIGNED || crate::simd::cpu::prefetches_floats() {
+        let ahead = if KIND == UNSIGNED || KIND == SIGNED || prefetch_floats {
             SCAN_AHEAD / size_of::<T>()
         } else {
             0
@@ -621,11 +622,11 @@ impl<V: Vector> Prepared<V> {
         for (u, mask) in masks.iter_mut().enumerate() {
             // SAFETY: the u-th vector of the block ends at start + UNROLL · LANES at the latest, inside `row`
             // (the caller's precondition); T is one of the crate's element types, of the lane's width or less.
-            // HALF and BRAIN come here with f16 and bf16 only, on vectors that widen them (16-bit lanes
+            // HALF and BF16 come here with f16 and bf16 only, on vectors that widen them (16-bit lanes
             // do not come here).
             let raw = unsafe { load_as::<V, T, KIND>(row.as_ptr().add(start + u * V::LANES)) };
             *mask = match KIND {
-                NATIVE_FLOAT | HALF | BRAIN => match test {
+                NATIVE_FLOAT | HALF | BF16 => match test {
                     LESS => raw.float_lt(limit),
                     LESS_OR_EQUAL => raw.float_le(limit),
                     _ => raw.float_nle(limit),
@@ -643,7 +644,7 @@ impl<V: Vector> Prepared<V> {
     }
 
     #[inline(always)]
-    pub(super) fn none() -> Self {
+    pub(crate) fn none() -> Self {
         Prepared {
             key: 0,
             limit: V::splat(0),
@@ -654,7 +655,7 @@ impl<V: Vector> Prepared<V> {
     }
 
     #[inline(always)]
-    pub(super) fn new<T: Element, const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
+    pub(crate) fn new<T: Element, const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
         // Whether the float test passes only values above +0 and NaNs: `!(x <= v)` for v at or above +0.
         let above = |(value, test): (u64, FloatTest)| test == FloatTest::NotLessOrEqual && value & map.sign == 0;
         let (limit, test, above_zero) = match KIND {
@@ -701,7 +702,7 @@ impl<V: Vector> Prepared<V> {
                 let (value, test) = float_limit(key, flip, map);
                 (value, test.code(), above((value, test)))
             }
-            HALF | BRAIN if V::HALF_LANES => {
+            HALF | BF16 if V::HALF_LANES => {
                 let float = float_limit(key, flip, map);
                 let (half, test) = half_limit(float);
                 // The same 16 bits in both halves of every 32-bit lane.
@@ -715,14 +716,14 @@ impl<V: Vector> Prepared<V> {
                     above((half, test)),
                 )
             }
-            BRAIN => {
+            BF16 => {
                 let (brain, test) = float_limit(key, flip, map);
                 (brain << 16, test.code(), above((brain, test)))
             }
             _ => (key, LESS, false),
         };
         let negative_nan = match test {
-            HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN if matches!(KIND, HALF | BRAIN) => {
+            HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN if matches!(KIND, HALF | BF16) => {
                 (map.infinity | map.sign) * 0x1_0001
             }
             _ => u64::MAX,
@@ -789,7 +790,7 @@ const fn test_family<V: Vector, T: Element, const KIND: u8>() -> u8 {
     match KIND {
         _ if in_16_bit_lanes::<V, T, KIND>() => HALF_TESTS,
         _ if in_8_bit_lanes::<V, T, KIND>() => BYTE_TESTS,
-        NATIVE_FLOAT | HALF | BRAIN => FLOAT_TESTS,
+        NATIVE_FLOAT | HALF | BF16 => FLOAT_TESTS,
         UNSIGNED if raw_integers::<V, T>() => UNSIGNED_TESTS,
         SIGNED if raw_integers::<V, T>() => SIGNED_TESTS,
         _ => KEY_TESTS,
@@ -808,7 +809,7 @@ const BYTE_TESTS: u8 = 5;
 /// The lanes of `raw` (16-bit elements in 16-bit lanes) that pass `test` against `limit` and
 /// `negative_nan`, as bits.
 #[inline(always)]
-pub(super) fn half_test<V: Vector>(raw: V, limit: V, negative_nan: V, test: u8) -> u64 {
+pub(crate) fn half_test<V: Vector>(raw: V, limit: V, negative_nan: V, test: u8) -> u64 {
     match test {
         HALF_BELOW_SIGNED => raw.lt16_signed(limit),
         HALF_ABOVE => raw.gt16(limit),
@@ -893,7 +894,7 @@ fn byte_any<V: Vector>(raw: [V; 2], limit: V, test: u8) -> bool {
 /// `x >u -inf` is a negative NaN, which `!(x <= v)` passes. Exact, except that the two tests of
 /// `x < v` also pass negative NaNs: a lane test may pass too much, and these are rare.
 #[inline(always)]
-pub(super) fn half_limit((v, test): (u64, FloatTest)) -> (u64, u8) {
+pub(crate) fn half_limit((v, test): (u64, FloatTest)) -> (u64, u8) {
     let negative = v & 0x8000 != 0;
     match test {
         FloatTest::Less if !negative && v != 0 => (v, HALF_BELOW_SIGNED),
@@ -906,7 +907,7 @@ pub(super) fn half_limit((v, test): (u64, FloatTest)) -> (u64, u8) {
 
 /// How f32/f64 lanes are compared with the float a limit stands for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum FloatTest {
+pub(crate) enum FloatTest {
     /// `x < v` (false for NaN).
     Less,
     /// `x <= v` (false for NaN).
@@ -938,7 +939,7 @@ impl FloatTest {
 /// - `Decreasing`: key(x) > M (M = L ^ ones) iff x > v or x is NaN, with the hole taken as the key
 ///   just below it (the smallest negative subnormal) and M at or above +inf's key meaning "NaN only".
 #[inline(always)]
-pub(super) fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTest) {
+pub(crate) fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTest) {
     let infinity_key = map.infinity | map.sign;
     let hole = map.sign - 1;
     let value = |key: u64| {
@@ -966,7 +967,7 @@ pub(super) fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTes
 /// `float_limit`'s; its `Less` becomes `LessOrEqual`, so that every lane has the same test: a lane then
 /// also passes the elements equal to its value (whose keys are not below the limit), never fewer.
 #[inline(always)]
-pub(super) fn float_limits<V: Vector>(limits: V, flip: u64, map: &KeyMap) -> V {
+pub(crate) fn float_limits<V: Vector>(limits: V, flip: u64, map: &KeyMap) -> V {
     let infinity_key = V::splat(map.infinity | map.sign);
     if flip == 0 {
         return V::select(
@@ -989,22 +990,22 @@ fn float_value<V: Vector>(key: V, map: &KeyMap) -> V {
 }
 
 /// The bits of f16's +inf.
-pub(super) const F16_INFINITY: u64 = 0x7C00;
+pub(crate) const F16_INFINITY: u64 = 0x7C00;
 /// The bits of bf16's +inf.
-pub(super) const BF16_INFINITY: u64 = 0x7F80;
+pub(crate) const BF16_INFINITY: u64 = 0x7F80;
 
 /// How raw bits become keys for one element type, probed from [`Element::key`] itself so that the
 /// lanes can never disagree with the scalar keys (the form of the key, a constant of the type, is
 /// checked against the same probe by a test).
 pub(crate) struct KeyMap {
-    pub(super) sign: u64,
-    pub(super) ones: u64,
-    pub(super) infinity: u64,
+    pub(crate) sign: u64,
+    pub(crate) ones: u64,
+    pub(crate) infinity: u64,
 }
 
 impl KeyMap {
     #[inline(always)]
-    pub(super) fn of<T: Element>() -> KeyMap {
+    pub(crate) fn of<T: Element>() -> KeyMap {
         let bits = 8 * size_of::<T>() as u32;
         let ones = u64::MAX >> (64 - bits);
         let sign = 1u64 << (bits - 1);
@@ -1040,7 +1041,7 @@ pub(crate) fn from_bits<T: Element>(raw: u64) -> T {
 
 /// The raw bits of `value`, zero-extended.
 #[inline(always)]
-pub(super) fn to_bits<T: Element>(value: T) -> u64 {
+pub(crate) fn to_bits<T: Element>(value: T) -> u64 {
     match size_of::<T>() {
         // `Element` is sealed to the primitive integers and floats and half's `repr(transparent)`
         // f16/bf16, plain bits of their size, and each arm reads exactly size_of::<T>() bytes of it.
@@ -1059,7 +1060,7 @@ pub(super) fn to_bits<T: Element>(value: T) -> u64 {
 /// its bits with the sign set, every NaN all ones. Four instructions where the whole transform (both
 /// signs and both zeros) takes a dozen, for each element a short row collects.
 #[inline(always)]
-pub(super) fn above_zero_key<T: Element>(value: T, flip: u64, map: &KeyMap) -> u64 {
+pub(crate) fn above_zero_key<T: Element>(value: T, flip: u64, map: &KeyMap) -> u64 {
     let key = to_bits(value) | map.sign;
     let key = if key > (map.infinity | map.sign) { map.ones } else { key };
     debug_assert_eq!(key, value.key().widen(), "not above +0 nor NaN");
@@ -1070,7 +1071,7 @@ pub(super) fn above_zero_key<T: Element>(value: T, flip: u64, map: &KeyMap) -> u
 /// (its flipped key is the largest any value has): NaN or the largest integer when increasing, -inf or
 /// the smallest integer when decreasing (no float has the key 0, which -inf's is next to).
 #[inline(always)]
-pub(super) fn last_in_order_bits<T: Element>(flip: u64, map: &KeyMap) -> u64 {
+pub(crate) fn last_in_order_bits<T: Element>(flip: u64, map: &KeyMap) -> u64 {
     match (<T as Sealed>::KEY_FORM, flip == 0) {
         (UNSIGNED, true) => map.ones,
         (UNSIGNED, false) => 0,
@@ -1082,7 +1083,7 @@ pub(super) fn last_in_order_bits<T: Element>(flip: u64, map: &KeyMap) -> u64 {
 }
 
 /// The key map's constants broadcast once per row, with the direction's flip folded in.
-pub(super) struct Lanes<V> {
+pub(crate) struct Lanes<V> {
     flip: V,
     sign_flip: V,
     sign: V,
@@ -1093,7 +1094,7 @@ pub(super) struct Lanes<V> {
 
 impl<V: Vector> Lanes<V> {
     #[inline(always)]
-    pub(super) fn new(map: &KeyMap, flip: u64) -> Self {
+    pub(crate) fn new(map: &KeyMap, flip: u64) -> Self {
         Lanes {
             flip: V::splat(flip),
             sign_flip: V::splat(map.sign ^ flip),
@@ -1106,18 +1107,18 @@ impl<V: Vector> Lanes<V> {
 }
 
 /// `LANES` elements of `T` from `ptr` as the filter kind `KIND` compares them: f16 converted to f32
-/// (`HALF`), bf16 widened to f32 (`BRAIN`), any other type zero-extended to a lane.
+/// (`HALF`), bf16 widened to f32 (`BF16`), any other type zero-extended to a lane.
 ///
 /// # Safety
 /// `LANES` elements of `T` from `ptr` are readable, and `T` is one of the crate's element types of the
 /// lane's width or less; with `HALF`, `T` is f16 and `V` [converts](Vector::CONVERTS_HALF) it; with
-/// `BRAIN`, `T` is bf16 and `V` [widens](Vector::WIDENS_BF16) it.
+/// `BF16`, `T` is bf16 and `V` [widens](Vector::WIDENS_BF16) it.
 #[inline(always)]
-pub(super) unsafe fn load_as<V: Vector, T, const KIND: u8>(ptr: *const T) -> V {
+pub(crate) unsafe fn load_as<V: Vector, T, const KIND: u8>(ptr: *const T) -> V {
     if KIND == HALF {
         // SAFETY: the caller's precondition: LANES f16 from `ptr`, and V converts them.
         unsafe { V::load_half(ptr.cast()) }
-    } else if KIND == BRAIN {
+    } else if KIND == BF16 {
         // SAFETY: the caller's precondition: LANES bf16 from `ptr`, and V widens them.
         unsafe { V::load_bf16(ptr.cast()) }
     } else {
@@ -1128,7 +1129,7 @@ pub(super) unsafe fn load_as<V: Vector, T, const KIND: u8>(ptr: *const T) -> V {
 
 /// The flipped keys of raw lanes: [`crate::types::element`]'s transform, lane-wise.
 #[inline(always)]
-pub(super) fn keys<V: Vector, const KIND: u8>(raw: V, c: &Lanes<V>) -> V {
+pub(crate) fn keys<V: Vector, const KIND: u8>(raw: V, c: &Lanes<V>) -> V {
     match KIND {
         UNSIGNED => raw.xor(c.flip),
         SIGNED => raw.xor(c.sign_flip),
@@ -1194,7 +1195,7 @@ mod tests {
         }
     }
 
-    /// The widened tests of the 16-bit floats (f16 converted, `HALF` on F16C; bf16 shifted up, `BRAIN`):
+    /// The widened tests of the 16-bit floats (f16 converted, `HALF` on F16C; bf16 shifted up, `BF16`):
     /// every bit pattern, against every limit near the key of a special value, passes exactly when its
     /// key is below the limit, as for f32.
     #[test]
@@ -1374,5 +1375,76 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod form_tests {
+    use super::*;
+    use crate::kernels::testing::xorshift;
+    use crate::types::element::{Key, Sealed, ordered_key};
+
+    /// `$check::<T>()` for every element type.
+    macro_rules! every_type {
+        ($check:ident) => {
+            $check::<u8>();
+            $check::<u16>();
+            $check::<u32>();
+            $check::<u64>();
+            $check::<i8>();
+            $check::<i16>();
+            $check::<i32>();
+            $check::<i64>();
+            $check::<f32>();
+            $check::<f64>();
+            $check::<half::f16>();
+            $check::<half::bf16>();
+        };
+    }
+
+    /// The key form each type declares is the one its `key` has: the lanes' transforms follow the form.
+    #[test]
+    fn key_forms_agree_with_the_keys() {
+        fn probed<T: Element>() -> u8 {
+            let sign = 1u64 << (8 * size_of::<T>() - 1);
+            let key = |raw: u64| from_bits::<T>(raw).key().widen();
+            if key(0) == 0 {
+                UNSIGNED
+            } else if key(sign) == 0 {
+                SIGNED
+            } else {
+                FLOAT
+            }
+        }
+        fn check<T: Element>() {
+            assert_eq!(<T as Sealed>::KEY_FORM, probed::<T>(), "{}", T::NAME);
+        }
+        every_type!(check);
+    }
+
+    /// The padding of rows shorter than a block comes last: no value's flipped key is above its own.
+    /// Every value of the 8- and 16-bit types, the specials and a spread of bit patterns of the others.
+    #[test]
+    fn padding_comes_last_in_both_directions() {
+        fn check<T: Element>() {
+            let bits = 8 * size_of::<T>() as u32;
+            let ones = u64::MAX >> (64 - bits);
+            let raws: Vec<u64> = if bits <= 16 && !cfg!(miri) {
+                (0..=ones).collect()
+            } else {
+                let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+                let spread = (0..1000).map(|_| next() & ones);
+                [0, 1, ones, ones >> 1, ones ^ (ones >> 1), ones - 1]
+                    .into_iter()
+                    .chain(spread)
+                    .collect()
+            };
+            for flip in [0, ones] {
+                let last = ordered_key(from_bits::<T>(last_in_order_bits::<T>(flip, &KeyMap::of::<T>())), flip);
+                let beyond = raws.iter().find(|&&raw| ordered_key(from_bits::<T>(raw), flip) > last);
+                assert_eq!(beyond, None, "{} flip {flip:#x}", T::NAME);
+            }
+        }
+        every_type!(check);
     }
 }

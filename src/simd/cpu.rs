@@ -24,16 +24,13 @@ const AVX512: u8 = 2;
 /// NEON (the `neon` engine).
 #[allow(dead_code)] // set on aarch64 only
 const NEON: u8 = 4;
-/// Not an engine: an AMD CPU, on which the float scans run without their software prefetch
-/// ([`prefetches_floats`]).
+/// Not an engine: an AMD CPU ([`Facts::amd`]).
 #[allow(dead_code)] // set on x86_64 with `std` only
 const AMD: u8 = 8;
-/// Not an engine: an AMD CPU of family 0x1A or later (Zen 5), on which the 8- and 16-bit scans leave
-/// their hot loop for each survivor where survivors are sparse ([`exits_are_cheap`]).
+/// Not an engine: an AMD CPU of family 0x1A or later ([`Facts::zen5`]).
 #[allow(dead_code)] // set on x86_64 with `std` only
 const ZEN5: u8 = 16;
-/// Not an engine: an AMD CPU of family 0x19 with AVX-512 (Zen 4, whose 512-bit operations run as two
-/// halves), on which short rows run faster on the AVX2 engine ([`short_rows_prefer_avx2`]).
+/// Not an engine: an AMD CPU of family 0x19 with AVX-512 ([`Facts::zen4`]).
 #[allow(dead_code)] // set on x86_64 with `std` only
 const ZEN4: u8 = 32;
 
@@ -55,33 +52,28 @@ pub(crate) fn has_neon() -> bool {
     level() & NEON != 0
 }
 
-/// Whether the hot loops over float rows ask the cache for the next page ahead of the hardware
-/// prefetchers (`arch::generic::lanes`): not on AMD CPUs, where the prefetch slows float scans down
-/// (it speeds integer rows up there, and every type on Intel's). Set by `llm32x128k_k50`,
-/// `llm32x128k_k50_f16` and `vec1m_k100`; see BENCHMARKS.md, decisions. Without `std` it is always on
-/// (no CPUID probing, as for the engines).
-pub(crate) fn prefetches_floats() -> bool {
-    level() & AMD == 0
+/// The CPU facts a strategy's choice depends on, beside the engines it has: a few of its tunings are
+/// per vendor and family (`dispatch::strategy` says which and why). Without `std` all are false (no
+/// CPUID probing).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Facts {
+    /// An AMD CPU.
+    pub(crate) amd: bool,
+    /// AMD family 0x19 with AVX-512 (Zen 4), whose 512-bit operations run as two halves.
+    pub(crate) zen4: bool,
+    /// AMD family 0x1A or later (Zen 5).
+    pub(crate) zen5: bool,
 }
 
-/// Whether leaving a scan's hot loop for a survivor costs little, so that long 8- and 16-bit rows with
-/// sparse survivors are scanned a block at a time rather than in chunks (`arch::generic::filter`): on
-/// AMD family 0x1A, where a chunk's marked units cost more than the exits they save until the
-/// survivors come every few units. Set by rows of 32k to 512k f16 with K of 50 to 200
-/// (`llm32x128k_k50_f16`); other CPUs keep the chunks. See BENCHMARKS.md, decisions. Without `std` it is
-/// off (no CPUID probing).
-pub(crate) fn exits_are_cheap() -> bool {
-    level() & ZEN5 != 0
-}
-
-/// Whether `Backend::Auto` runs short contiguous rows with a small K on the AVX2 engine though the
-/// AVX-512 one is there (`plan`): on AMD family 0x19, whose 512-bit shuffles take two passes,
-/// AVX-512's per-row work (the prefix bound's 16-lane sort of group minima, the compress of each block's
-/// positions) costs more than AVX2's, on rows that are whole AVX2 blocks (32 elements; other lengths
-/// cost AVX2 a masked tail, where AVX-512 wins). Set by rows of 128 to 512 with K of 2 to 32
-/// (`moe4096x256_k8`); other CPUs keep AVX-512. See BENCHMARKS.md, decisions. Without `std` it is off.
-pub(crate) fn short_rows_prefer_avx2() -> bool {
-    level() & ZEN4 != 0
+/// This CPU's [`Facts`]. Inlined: the cached case is one load.
+#[inline(always)]
+pub(crate) fn facts() -> Facts {
+    let level = level();
+    Facts {
+        amd: level & AMD != 0,
+        zen4: level & ZEN4 != 0,
+        zen5: level & ZEN5 != 0,
+    }
 }
 
 /// Proof that this CPU has AVX2, F16C and POPCNT: only [`Avx2::new`] makes one, and the AVX2 engine's
@@ -134,8 +126,7 @@ static LEVEL: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0
 const KNOWN: u8 = 0x80;
 
 /// The level, detected once and cached in std builds; known at compile time otherwise. Inlined, so
-/// that the cached case is one load: the scans read [`prefetches_floats`] each time they start, inside
-/// the filters' loops, where a call would spill the vector registers live across it.
+/// that the cached case is one load: the strategy reads [`facts`] for each run of rows.
 #[cfg(all(feature = "std", not(miri)))]
 #[inline(always)]
 fn level() -> u8 {
@@ -256,8 +247,9 @@ mod tests {
         #[cfg(miri)]
         assert_eq!(first, (false, false, false));
         // The family is read only for AMD's vendor string.
-        assert!(!super::exits_are_cheap() || !super::prefetches_floats());
-        assert!(!super::short_rows_prefer_avx2() || !super::prefetches_floats());
+        let facts = super::facts();
+        assert!(!facts.zen5 || facts.amd);
+        assert!(!facts.zen4 || facts.amd);
     }
 
     #[test]

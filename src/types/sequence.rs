@@ -66,6 +66,12 @@ impl<'a, T: Copy> Sequence<'a, T> {
         self.len
     }
 
+    /// Elements of the data from one position to the next.
+    #[inline(always)]
+    pub(crate) fn stride(&self) -> isize {
+        self.stride
+    }
+
     /// The elements as a slice, if they are adjacent in memory (stride 1, or fewer than two).
     #[inline(always)]
     pub(crate) fn contiguous(&self) -> Option<&[T]> {

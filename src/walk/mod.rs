@@ -16,7 +16,7 @@ use core::ptr::NonNull;
 
 use crate::dispatch::engine::{Backend, Engine};
 use crate::dispatch::select::{select, select_rows, select_side};
-use crate::dispatch::strategy::{self, SIDE_MAX_K, SIMD_ENGINES, side_dimension, side_pools};
+use crate::dispatch::strategy::{self, SIMD_ENGINES, TINY, Walk, side_dimension};
 use crate::kernels::entry::{Buffer, Entry, packs_in_one_word};
 use crate::simd::vector::MAX_LANES;
 use crate::types::element::{Direction, Element, Key};
@@ -131,21 +131,24 @@ impl<'a, T: Element> Plan<'a, T> {
         Ok((low, high))
     }
 
-    /// The engine `backend` runs this plan on ([`crate::TopK::resolve`]; the reason is on
-    /// [`crate::simd::cpu::short_rows_prefer_avx2`]).
+    /// The engine `backend` runs this plan on ([`crate::TopK::resolve`], [`strategy::backend`]).
     pub(crate) fn resolve(&self, backend: Backend) -> Backend {
-        let resolved = backend.resolve();
-        let len = self.sequence_len();
-        let short = len <= 512 && len.is_multiple_of(32) && (2..=16).contains(&self.k) && size_of::<T>() <= 4;
-        if backend == Backend::Auto
-            && resolved == Backend::Avx512
-            && short
-            && self.input.layout().strides[self.axis] == 1
-            && crate::simd::cpu::short_rows_prefer_avx2()
-        {
-            Backend::Avx2
-        } else {
-            resolved
+        strategy::backend(
+            backend,
+            Backend::Auto.resolve(),
+            &self.rows(),
+            crate::simd::cpu::facts(),
+        )
+    }
+
+    /// This plan's rows as the strategy sees them.
+    fn rows(&self) -> strategy::Rows {
+        strategy::Rows {
+            data_type: T::DATA_TYPE,
+            len: self.sequence_len(),
+            k: self.k,
+            stride: self.input.layout().strides[self.axis],
+            capped: false,
         }
     }
 
@@ -179,80 +182,71 @@ impl<'a, T: Element> Plan<'a, T> {
                 given: scratch.len(),
             });
         }
+        let call = strategy::Call {
+            rows: self.rows(),
+            sequences: range.len(),
+            side: side_dimension(self.input.layout(), self.axis).is_some(),
+            side_buffers: scratch.len() >= self.scratch_len(),
+        };
         let first = self.sequences.start + range.start;
         let sequences = first..self.sequences.start + range.end;
         let packed = packs_in_one_word(<T::Key as Key>::BITS, self.sequence_len());
-        match engine {
-            None => self.each_sequence(sequences, |seq, k, flip, emit| {
+        match (
+            engine,
+            strategy::walk(engine.map(strategy::capabilities).as_ref(), &call),
+        ) {
+            (None, _) | (_, Walk::Reference) => self.each_sequence(sequences, |seq, k, flip, emit| {
                 crate::kernels::reference::select(seq, k, flip, emit)
             }),
-            // A zero stride along the axis makes every element of a sequence the same element: they all
-            // tie, so the first K are positions 0..K in order. One read per output instead of n reads per
-            // sequence, which a broadcast view can make 2^63 (fuzz finding 4).
-            Some(_) if self.input.layout().strides[self.axis] == 0 => self.each_sequence(sequences, |_, k, _, emit| {
+            (_, Walk::Broadcast) => self.each_sequence(sequences, |_, k, _, emit| {
                 for rank in 0..k {
                     emit.one(rank, rank);
                 }
             }),
-            Some(engine) if packed => self.with_buffer::<u64>(engine, sequences, scratch, needed),
-            Some(engine) => self.with_buffer::<[u64; 2]>(engine, sequences, scratch, needed),
+            (Some(engine), walk) if packed => self.with_buffer::<u64>(engine, walk, sequences, scratch, needed),
+            (Some(engine), walk) => self.with_buffer::<[u64; 2]>(engine, walk, sequences, scratch, needed),
         }
         Ok(())
     }
 
-    /// Runs `sequences` with `engine`, its candidates in `scratch`: the first `needed` words (one
-    /// sequence's) or, read side by side with K above 16, all of it.
-    fn with_buffer<E: Entry>(&mut self, engine: Engine, sequences: Range<usize>, scratch: &mut [u64], needed: usize) {
-        let Some(inner) = self.side_by_side(engine, scratch.len()) else {
-            let buffer = E::from_words(&mut scratch[..needed]);
-            if self.tiny_rows(engine, sequences.len()) {
+    /// Runs `sequences` with `engine` as `walk` says, its candidates in `scratch`: the first `needed`
+    /// words (one sequence's) or, read side by side with K above [`strategy::SIDE_MAX_K`], all of it.
+    fn with_buffer<E: Entry>(
+        &mut self,
+        engine: Engine,
+        walk: Walk,
+        sequences: Range<usize>,
+        scratch: &mut [u64],
+        needed: usize,
+    ) {
+        let inner = side_dimension(self.input.layout(), self.axis);
+        match (walk, inner) {
+            (Walk::Side, Some(inner)) => {
+                // Runs of neighbouring sequences side by side, one per lane; what a run leaves, one at a
+                // time.
+                let mut next = sequences.start;
+                while next < sequences.end {
+                    next = self.each_side(next..sequences.end, |side, k, flip, emit| {
+                        select_side(engine, side, k, flip, E::buffer(E::from_words(scratch)), emit)
+                    });
+                    let coord = coordinates(&self.input.layout().sizes, self.axis, next);
+                    let rest_of_run = (self.input.layout().sizes[inner] - coord[inner]).min(sequences.end - next);
+                    let buffer = E::from_words(&mut scratch[..needed]);
+                    self.each_sequence(next..next + rest_of_run, |seq, k, flip, emit| {
+                        select(engine, seq, k, flip, buffer, emit)
+                    });
+                    next += rest_of_run;
+                }
+            }
+            // A constant test too: where SIMD engines are not (firmware), the tile's code stays out.
+            (Walk::Tiles, _) if SIMD_ENGINES => {
+                let buffer = E::from_words(&mut scratch[..needed]);
                 let mut one =
                     |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_, T>| select(engine, seq, k, flip, buffer, emit);
-                return self.each_tiny(sequences, engine, &mut one);
+                self.each_tiny(sequences, engine, &mut one);
             }
-            return self.each_run(sequences, engine, buffer);
-        };
-        // Runs of neighbouring sequences side by side, one per lane; what a run leaves, one at a time.
-        let mut next = sequences.start;
-        while next < sequences.end {
-            next = self.each_side(next..sequences.end, |side, k, flip, emit| {
-                select_side(engine, side, k, flip, E::buffer(E::from_words(scratch)), emit)
-            });
-            let coord = coordinates(&self.input.layout().sizes, self.axis, next);
-            let rest_of_run = (self.input.layout().sizes[inner] - coord[inner]).min(sequences.end - next);
-            let buffer = E::from_words(&mut scratch[..needed]);
-            self.each_sequence(next..next + rest_of_run, |seq, k, flip, emit| {
-                select(engine, seq, k, flip, buffer, emit)
-            });
-            next += rest_of_run;
+            _ => self.each_run(sequences, engine, E::from_words(&mut scratch[..needed])),
         }
-    }
-
-    /// The innermost dimension, if `engine` can read sequences side by side here: there is one
-    /// ([`side_dimension`]), and K fits the lanes' sorted slots or `scratch` words hold the buffers
-    /// [`side_pools`] needs.
-    fn side_by_side(&self, engine: Engine, scratch: usize) -> Option<usize> {
-        let (input, axis) = (self.input.layout(), self.axis);
-        let inner = side_dimension(input, axis)?;
-        let fits = self.k <= SIDE_MAX_K || (side_pools(input, axis, self.k) && scratch >= self.scratch_len());
-        (fits && engine.has_sides()).then_some(inner)
-    }
-
-    /// Whether sequences are short enough to be read side by side from a tile ([`each_tiny`]): at most
-    /// [`TINY`] long, K small enough for the lanes' pools, and a group of them at least; with K = 1, also
-    /// shorter than the widest vector where the engine has `first_best` (rows of 16 to 32 f32 are faster
-    /// one at a time through it). Only where SIMD engines exist: elsewhere (firmware) the portable lanes
-    /// keep one sequence at a time, and the path's code stays out of the flash.
-    ///
-    /// [`each_tiny`]: Plan::each_tiny
-    fn tiny_rows(&self, engine: Engine, sequences: usize) -> bool {
-        let len = self.sequence_len();
-        SIMD_ENGINES
-            && (2..=TINY).contains(&len)
-            && self.k <= SIDE_MAX_K
-            && (self.k > 1 || len < MAX_LANES || !engine.finds_first_best())
-            && sequences >= MAX_LANES
-            && engine.has_sides()
     }
 
     /// Sequences of at most [`TINY`] elements, [`MAX_LANES`] at a time: copied into a tile on the stack,
@@ -562,10 +556,6 @@ fn advance<const D: usize, const N: usize>(
         coord[d] = 0;
     }
 }
-
-/// Longest sequences [`Plan::each_tiny`] reads side by side from a tile: its `TINY · MAX_LANES` elements
-/// take 4 KiB of stack for 64-bit types.
-const TINY: usize = 32;
 
 /// An output view reduced to a handle on its data (a pointer, so that plans split by sequence can
 /// share it) and its padded layout to strides and offset (its sizes are the input's, but K along the

@@ -11,7 +11,7 @@ mod sorter;
 use crate::dispatch::engine::{Backend, Engine};
 use crate::dispatch::isa::Kernel;
 use crate::kernels::candidates::{FEW, Sorter};
-use crate::kernels::{self, Isa, testing};
+use crate::kernels::{self, Isa, lane_tests};
 use crate::simd::vector::{MAX_LANES, Vector};
 use crate::types::element::Element;
 
@@ -45,7 +45,7 @@ kernel!(KthOf<'a> { keys: &'a [u64], vectors: usize, k: usize, wide: bool } -> O
 kernel!(NarrowLanes {} -> bool = |I| {
     let narrow = <I::V32 as Vector>::HALF_LANES && <I::V32 as Vector>::BYTE_LANES;
     if narrow {
-        testing::check_narrow_lanes::<I::V32>();
+        lane_tests::check_narrow_lanes::<I::V32>();
     }
     narrow
 });
@@ -68,7 +68,7 @@ impl<T: Element> Kernel for MinimaBound<'_, T> {
     type Output = Option<(u64, usize)>;
     #[inline(always)]
     fn run<I: Isa>(self) -> Self::Output {
-        crate::kernels::integer_minima_bound::<I::V32, T>(self.row, self.k, self.flip, self.vectors)
+        crate::kernels::bound::integer_minima_bound::<I::V32, T>(self.row, self.k, self.flip, self.vectors)
     }
 }
 
@@ -114,7 +114,7 @@ impl OnEngine for Engine {
 }
 
 /// Every SIMD engine of this CPU has the narrow lanes, and they pass
-/// [`check_narrow_lanes`](testing::check_narrow_lanes).
+/// [`check_narrow_lanes`](lane_tests::check_narrow_lanes).
 #[test]
 fn narrow_lanes_agree_with_the_lanes() {
     for (backend, engine) in engines() {

@@ -13,14 +13,14 @@ use crate::types::output::Emit;
 
 use super::bound::minima_bound;
 use super::filter::{Pool, SMALL_K, Sorted};
-use super::lanes::{BRAIN, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, UNROLL, above_zero_key, keys};
+use super::lanes::{BF16, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, UNROLL, above_zero_key, keys};
 
 /// Elements below the prefix bound's cap the short-row path collects before it leaves the row to the
 /// filter.
-pub(super) const SHORT_CAP: usize = 64;
+pub(crate) const SHORT_CAP: usize = 64;
 
 /// Bytes of entries [`Space`] holds: 512 packed, 256 wide.
-pub(super) const COLLECT_BYTES: usize = 4096;
+pub(crate) const COLLECT_BYTES: usize = 4096;
 
 /// Entries of [`Entry::LAST`] the orderings may read past the collected ones: `Sorter::sort_few` up to
 /// `FEW` lanes, the network up to a whole vector (at most `NETWORK_PAD` past the count).
@@ -191,7 +191,7 @@ fn stored(found: &[MaybeUninit<u32>], passed: usize) -> &[u32] {
 // frame, the debug stack test passed its bound.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(super) fn collect_below<
+pub(crate) fn collect_below<
     V: Vector,
     S: Sorter,
     T: Element,
@@ -251,7 +251,7 @@ pub(super) fn collect_below<
                 return false;
             }
             let found = stored(found, passed);
-            let kept = if const { matches!(KIND, NATIVE_FLOAT | HALF | BRAIN) } && prepared.above_zero {
+            let kept = if const { matches!(KIND, NATIVE_FLOAT | HALF | BF16) } && prepared.above_zero {
                 collected.keep_found::<T, true>(row, found, flip, map)
             } else {
                 collected.keep_found::<T, false>(row, found, flip, map)
@@ -350,7 +350,7 @@ fn keep_below<E: Entry>(collected: &mut Collected<'_, E>, cap: u64, key: u64, po
 // a stack slot of the frame it joins.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(super) fn first_best<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn first_best<V: Vector, T: Element, const KIND: u8>(
     row: &[T],
     flip: u64,
     map: &KeyMap,
