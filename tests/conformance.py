@@ -2,7 +2,7 @@
 """Conformance of `topk run` with the ONNX reference implementation of TopK, bit for bit.
 
 Usage: conformance.py CLI [--cases 400] [--seed 1] [--jobs N]
-  CLI: the built example, e.g. target/release/examples/topk
+  CLI: the built command line, e.g. target/release/topk (or target/debug/examples/topk_gpu)
   --jobs: cases run side by side (default: the CPU count); the cases are drawn first, in order, so a
           seed names the same cases whatever the count
 Needs: numpy and onnx (pip install numpy onnx).

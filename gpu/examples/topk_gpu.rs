@@ -1,4 +1,4 @@
-//! The GPU twin of `examples/topk.rs` (SPEC.md §8):
+//! The GPU twin of the `topk` command line (`cli/`, SPEC.md §8):
 //!
 //! ```text
 //! topk_gpu run --input X.npy --axis A --k K --direction decreasing|increasing --values V.npy --indices I.npy
@@ -22,13 +22,13 @@ use bytemuck::Pod;
 use topk_kernels::{Direction, Element, Index, Layout, MAX_RANK, Tensor, View, ViewMut, f16, padded_axis};
 use topk_kernels_gpu::{DataType, Gpu, GpuError, HostViewMut, IndexType, Request, TopKGpu};
 
-// The kernel CLI's .npy reader and writer and its dtype dispatch (`examples/topk/`), shared rather than
+// The kernel CLI's .npy reader and writer and its dtype dispatch (`cli/src/`), shared rather than
 // written twice; `topk_gpu` uses only part of them.
 #[allow(dead_code)]
-#[path = "../../examples/topk/npy.rs"]
+#[path = "../../cli/src/npy.rs"]
 mod npy;
 #[allow(dead_code, unused_imports, unused_macros)]
-#[path = "../../examples/topk/types.rs"]
+#[path = "../../cli/src/types.rs"]
 mod types;
 
 fn main() -> ExitCode {

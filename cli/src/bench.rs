@@ -273,7 +273,7 @@ fn threaded<T: Sample, I: IndexSample>(
     _: &mut [I],
 ) -> Result<f64, String> {
     Err(format!(
-        "--threads {} needs the rayon feature: cargo run --release --features rayon --example topk",
+        "--threads {} needs the rayon feature: cargo run --release --bin topk --features rayon",
         case.threads
     ))
 }

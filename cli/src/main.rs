@@ -1,10 +1,10 @@
 //! `topk`: the command line of SPEC.md §8, over the `topk_kernels` crate.
 //!
 //! ```text
-//! cargo run --release --example topk -- demo
-//! cargo run --release --example topk -- run --input x.npy --axis -1 --k 5 --direction decreasing \
+//! cargo run --release --bin topk -- demo
+//! cargo run --release --bin topk -- run --input x.npy --axis -1 --k 5 --direction decreasing \
 //!     --values v.npy --indices i.npy [--index-type u32|u64|i32|i64] [--backend auto|naive|scalar|...]
-//! cargo run --release --example topk -- bench --shape 1,1000000 --dtype f32 --axis 1 --k 100 \
+//! cargo run --release --bin topk -- bench --shape 1,1000000 --dtype f32 --axis 1 --k 100 \
 //!     --direction decreasing --data uniform --reps 15 [--backend NAME] [--index-type u32] [--json]
 //! ```
 //!

@@ -1,56 +1,21 @@
-//! The command line example (`examples/topk`), run as a program: `run` on .npy files of every dtype,
+//! The command line (`topk`), run as a program: `run` on .npy files of every dtype,
 //! index type, negative axes and Fortran order, checked bit for bit against `naive::topk`; the error path
 //! (exit status 2, one line on stderr, no output file); `bench --json` and `demo`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use npyz::{AutoSerialize, Deserialize, WriteOptions, WriterBuilder};
 use topk_kernels::{Direction, Element, Index, View, ViewMut, f16, naive, padded_axis};
 
-/// The example binary: `$TOPK_CLI` if set, else built once for this test run's profile beside the test
-/// executable.
-///
-/// `cargo test` builds examples already, but `cargo test --test cli` does not, so the build is asked for
-/// here too (a no-op when it is fresh); if cargo cannot run, an existing binary is used. ci.sh sets
-/// `TOPK_CLI` to the binary its `cargo test --workspace --all-features` built: the build here would
-/// unify features differently and compile the library and the example again (a minute on 2 cores).
-fn topk() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        if let Some(given) = std::env::var_os("TOPK_CLI") {
-            return PathBuf::from(given);
-        }
-        let exe = std::env::current_exe().expect("test executable path");
-        // target/<profile>/deps/cli-<hash> -> target/<profile>/examples/topk
-        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-        let binary = profile_dir
-            .join("examples")
-            .join(format!("topk{}", std::env::consts::EXE_SUFFIX));
-        let mut build = Command::new(env!("CARGO"));
-        build
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "--quiet", "--example", "topk"]);
-        if !cfg!(debug_assertions) {
-            build.arg("--release");
-        }
-        // The same features as this test, so `Backend::Auto` here names the example's backend.
-        if !cfg!(feature = "std") {
-            build.arg("--no-default-features");
-        }
-        if cfg!(feature = "rayon") {
-            build.args(["--features", "rayon"]);
-        }
-        let built = build.status().is_ok_and(|s| s.success());
-        assert!(built || binary.exists(), "could not build {}", binary.display());
-        binary
-    })
+/// The `topk` binary cargo built for this test (`$TOPK_CLI` if set, to test another build).
+fn topk() -> PathBuf {
+    std::env::var_os("TOPK_CLI").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_topk")), PathBuf::from)
 }
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(topk()).args(args).output().expect("run the topk example")
+    Command::new(topk()).args(args).output().expect("run topk")
 }
 
 /// A fresh directory, removed when dropped.
