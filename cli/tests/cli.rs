@@ -2,7 +2,7 @@
 //! index type, negative axes and Fortran order, checked bit for bit against `naive::topk`; the error path
 //! (exit status 2, one line on stderr, no output file); `bench --json` and `demo`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -155,7 +155,13 @@ where
         index,
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stderr.is_empty() && out.stdout.is_empty());
+    assert!(out.stderr.is_empty());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(summary.lines().count(), 1, "{summary}");
+    assert!(
+        summary.contains(&format!(" {},", T::NAME)) && summary.contains(" ms "),
+        "{summary}"
+    );
     let (v_shape, got_values, _) = load::<T>(&v);
     let (i_shape, got_indices, i_descr) = load::<I>(&i);
     assert_eq!((v_shape, i_shape), (out_shape.clone(), out_shape));
@@ -233,6 +239,13 @@ fn directml_example_through_files() {
             &i,
         ]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let summary = String::from_utf8_lossy(&out.stdout);
+        let expected = format!("{input} 1x1x3x4 f32, axis 3, K = 2 decreasing -> {v} 1x1x3x2 f32, {i} 1x1x3x2 u32; ");
+        assert!(summary.starts_with(&expected), "{summary}");
+        assert!(
+            summary.ends_with(" ms in all\n") && summary.lines().count() == 1,
+            "{summary}"
+        );
         let (shape, values, descr) = load::<f32>(&v);
         assert_eq!(
             (shape, values, descr.as_str()),
@@ -389,7 +402,10 @@ fn errors_exit_2_with_one_line_and_no_output() {
         (run(&good, "-3", "1", &[]), "axis -3 is out of range"),
         (run(&good, "1", "x", &[]), "--k"),
         (run(&good, "1", "-1", &[]), "--k"),
-        (run(&good, "1", "1", &["--backend", "warp-drive"]), "unknown backend"),
+        (
+            run(&good, "1", "1", &["--backend", "warp-drive"]),
+            "invalid value 'warp-drive'",
+        ),
         (run(&good, "1", "1", &["--index-type", "u8"]), "--index-type"),
         (run(&missing, "0", "1", &[]), "cannot read"),
         (run(&big_endian, "0", "1", &[]), "big-endian"),
