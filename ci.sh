@@ -183,6 +183,6 @@ cat emulated/target/run.log
 ((emulated_status == 0)) || { echo "FAILED: the AVX-512 engine under emulation (exit status $emulated_status)"; exit 1; }
 
 step "the main job"
-cargo run --release --bin topk -- demo
+cargo run --release -p topk-cli -- demo
 
 printf '\nci.sh: every check passed in %d s\n' $(($(date +%s) - started))

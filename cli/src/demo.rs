@@ -95,7 +95,7 @@ ns/elem and GB/s: the median per input element, and input bytes read per second.
 Next, top-K of your own data: save an array with NumPy, then select along its last axis:
   python3 -c \"import numpy as np; np.save('x.npy', np.random.rand(8, 1000).astype(np.float32))\"
   topk run --input x.npy --axis -1 --k 5 --direction decreasing --values values.npy --indices indices.npy
-(from a clone of the repository: cargo run --release --bin topk -- run ...; `topk run --help` for more,
+(from a clone of the repository: cargo run --release -p topk-cli -- run ...; `topk run --help` for more,
 `topk bench --help` to time a shape of your own.)
 ";
 

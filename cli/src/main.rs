@@ -1,7 +1,7 @@
 //! `topk`: the command line of SPEC.md §8, over the `topk_kernels` crate.
 //!
 //! ```text
-//! cargo install --path cli                     # or, from a clone: cargo run --release --bin topk -- ...
+//! cargo install --path cli                     # or, from a clone: cargo run --release -p topk-cli -- ...
 //! topk demo
 //! topk run --input x.npy --axis -1 --k 5 --direction decreasing --values v.npy --indices i.npy \
 //!     [--index-type u32|u64|i32|i64] [--backend auto|naive|scalar|...]

@@ -73,7 +73,10 @@ fn check(bytes: Vec<u8>, expected: Option<(DataType, Vec<usize>, bool)>) {
 
 /// The elements are the file's last bytes, in order; written again and read back, they are the same.
 fn round_trip<T: NpyElement>(npy: &Npy, file: &[u8]) {
-    assert!(npy.elements::<u8>().is_err() || T::DTYPE == DataType::U8, "a wrong type was accepted");
+    assert!(
+        npy.elements::<u8>().is_err() || T::DTYPE == DataType::U8,
+        "a wrong type was accepted"
+    );
     let elements: Vec<T> = npy.elements().expect("the file's own dtype");
     let count: usize = npy.shape.iter().product();
     assert_eq!(elements.len(), count);
@@ -84,7 +87,10 @@ fn round_trip<T: NpyElement>(npy: &Npy, file: &[u8]) {
     }
     assert_eq!(bytes, data, "the elements are not the data bytes");
     let again = Npy::parse(npy::encode(&npy.shape, &elements).expect("encode")).expect("its own output");
-    assert_eq!((again.dtype, &again.shape, again.fortran), (npy.dtype, &npy.shape, false));
+    assert_eq!(
+        (again.dtype, &again.shape, again.fortran),
+        (npy.dtype, &npy.shape, false)
+    );
     let mut back = Vec::new();
     for x in again.elements::<T>().expect("its own dtype") {
         x.put_le(&mut back);
@@ -158,12 +164,21 @@ impl Built {
             .map(|&i| entries[i].clone())
             .collect();
         if let Some(depth) = self.junk_depth {
-            let (open, close) = [("[", "]"), ("{'a':", "}"), ("(", ",)"), ("(1,", ")")][usize::from(self.junk_kind) % 4];
+            let (open, close) =
+                [("[", "]"), ("{'a':", "}"), ("(", ",)"), ("(1,", ")")][usize::from(self.junk_kind) % 4];
             let depth = usize::from(depth % 2048);
-            let closing = if self.junk_closed { close.repeat(depth) } else { String::new() };
+            let closing = if self.junk_closed {
+                close.repeat(depth)
+            } else {
+                String::new()
+            };
             parts.push(format!("{q}x{q}:{space}{}0{closing}", open.repeat(depth)));
         }
-        let mut header = format!("{{{}{}}}", parts.join(&format!(",{space}")), if self.trailing_comma { ", " } else { "" });
+        let mut header = format!(
+            "{{{}{}}}",
+            parts.join(&format!(",{space}")),
+            if self.trailing_comma { ", " } else { "" }
+        );
         header.push_str(&" ".repeat(usize::from(self.padding % 80)));
         header.push('\n');
         let mut bytes = b"\x93NUMPY".to_vec();
@@ -180,10 +195,8 @@ impl Built {
         let count: usize = shape.iter().product();
         let length = (count * size).saturating_add_signed(isize::from(self.data_delta));
         bytes.extend((0..length).map(|i| self.data.get(i % self.data.len().max(1)).copied().unwrap_or(i as u8)));
-        let valid = dtype.is_some()
-            && (1..=8).contains(&shape.len())
-            && self.junk_depth.is_none()
-            && self.data_delta == 0;
+        let valid =
+            dtype.is_some() && (1..=8).contains(&shape.len()) && self.junk_depth.is_none() && self.data_delta == 0;
         (bytes, valid.then(|| (dtype.expect("checked"), shape, self.fortran)))
     }
 }
