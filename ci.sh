@@ -63,7 +63,7 @@ cargo fmt --all --check
 step "clippy (host, every feature)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
-step "clippy (kernel crate without std: library, tests, benches, example)"
+step "clippy (kernel crate without std: library, tests, benches)"
 cargo clippy -p topk-kernels --no-default-features --all-targets -- -D warnings
 
 step "clippy (aarch64)"
@@ -80,8 +80,7 @@ cargo "+$msrv" check -p topk-kernels --lib --all-features --target-dir target/ms
 cargo "+$msrv" check -p topk-kernels --lib --no-default-features --target-dir target/msrv
 
 step "tests (host, every feature: kernel, C ABI, GPU on lavapipe, CLI, doctests)"
-# tests/cli.rs runs the example this command builds, here and in the capped runs (see `topk()` there).
-export TOPK_CLI="$PWD/target/debug/examples/topk"
+# cli/tests/cli.rs runs the `topk` binary this command builds, here and in the capped runs below.
 cargo test --workspace --all-features
 
 step "tests with dispatch capped to each engine below AVX-512 (TOPK_MAX_ISA=avx2, portable)"
@@ -108,15 +107,15 @@ for cap in avx2 portable; do
 done
 
 step "tests (aarch64 under qemu: NEON and the portable engine; release, for qemu's sake)"
-# Every test file but cli.rs, which runs the example as a child process: qemu-user runs the test
-# binary, but a child aarch64 binary it spawns would need binfmt_misc, which CI machines lack.
+# The kernel crate's test files. The command line's (cli/tests/cli.rs) runs `topk` as a child process:
+# qemu-user runs the test binary, but a child aarch64 binary it spawns would need binfmt_misc, which CI
+# machines lack.
 aarch64_tests=()
 for file in tests/*.rs; do
-    name=$(basename "$file" .rs)
-    [[ $name == cli ]] || aarch64_tests+=(--test "$name")
+    aarch64_tests+=(--test "$(basename "$file" .rs)")
 done
-# `topk_tests_only` leaves out the dev-dependencies of the benchmarks and the example (Cargo.toml),
-# which this build does not compile: criterion, clap, npyz and theirs, for aarch64 in release.
+# `topk_tests_only` leaves out the dev-dependencies of the benchmarks (Cargo.toml), which this build
+# does not compile: criterion and its own, for aarch64 in release.
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="--cfg topk_tests_only" \
     cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --release --lib "${aarch64_tests[@]}" --features rayon
 
@@ -140,10 +139,10 @@ CC=arm-linux-gnueabihf-gcc TOPK_C_RUNNER="$CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUE
 cargo rustc -p topk-kernels-capi --no-default-features --target thumbv7em-none-eabihf --crate-type staticlib
 
 step "conformance of 'topk run' against ONNX's reference TopK"
-cargo build --release --example topk
+cargo build --release -p topk-cli
 [[ -x .venv-conformance/bin/python ]] || python3 -m venv .venv-conformance
 .venv-conformance/bin/python -c 'import numpy, onnx' 2>/dev/null || .venv-conformance/bin/pip install -q numpy onnx
-.venv-conformance/bin/python tests/conformance.py target/release/examples/topk
+.venv-conformance/bin/python tests/conformance.py target/release/topk
 
 step "the stack bound of optimised builds (tests/stack.rs, release)"
 # The test step checked the debug builds' bound; the one lib.rs states for optimised builds is checked
@@ -184,6 +183,6 @@ cat emulated/target/run.log
 ((emulated_status == 0)) || { echo "FAILED: the AVX-512 engine under emulation (exit status $emulated_status)"; exit 1; }
 
 step "the main job"
-cargo run --release --example topk -- demo
+cargo run --release -p topk-cli -- demo
 
 printf '\nci.sh: every check passed in %d s\n' $(($(date +%s) - started))

@@ -4,7 +4,7 @@ keeps the best of its medians (a slow round is the machine's, not the build's), 
 medians divided by the same run's floor (`floor_s`, a plain read of the data).
 
 Usage: benches/ab.py "SHAPE DTYPE AXIS K DATA" BIN [BIN ...] [--rounds 5] [--reps 31] [--backend auto]
-  e.g. benches/ab.py "32,128256 f16 1 50 normal" /tmp/topk-before target/release/examples/topk
+  e.g. benches/ab.py "32,128256 f16 1 50 normal" /tmp/topk-before target/release/topk
 """
 import argparse, json, os, subprocess
 

@@ -2,7 +2,7 @@
 """Instructions one call of the kernel executes, counted exactly (valgrind's callgrind), by source line.
 
 Usage: python3 benches/instructions.py BIN "SHAPE DTYPE AXIS K DATA" [--reps R] [--top N] [--mispredicts]
-  e.g. python3 benches/instructions.py target/release/examples/topk "4096,256 f32 1 8 normal"
+  e.g. python3 benches/instructions.py target/release/topk "4096,256 f32 1 8 normal"
 
 Timings on a shared 2-core VM move by 20-50% between phases of the host, more than most changes are
 worth; an instruction count does not move at all. For kernels bound by their instructions (short rows,

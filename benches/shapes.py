@@ -7,7 +7,7 @@ from a sixth to half of them.
 
 Usage (the peers' venv of BENCHMARKS.md):
   /tmp/peers/bin/python benches/shapes.py [--set nonlast|argmax|medium|narrow|halves] [--peers ../shared/bench] BIN [BIN ...]
-  e.g. /tmp/peers/bin/python benches/shapes.py --set argmax /tmp/topk-before target/release/examples/topk
+  e.g. /tmp/peers/bin/python benches/shapes.py --set argmax /tmp/topk-before target/release/topk
 """
 import argparse, json, os, subprocess, sys
 

@@ -2,7 +2,7 @@
 """Conformance of `topk run` with the ONNX reference implementation of TopK, bit for bit.
 
 Usage: conformance.py CLI [--cases 400] [--seed 1] [--jobs N]
-  CLI: the built example, e.g. target/release/examples/topk
+  CLI: the built command line, e.g. target/release/topk (or target/debug/examples/topk_gpu)
   --jobs: cases run side by side (default: the CPU count); the cases are drawn first, in order, so a
           seed names the same cases whatever the count
 Needs: numpy and onnx (pip install numpy onnx).
@@ -268,11 +268,36 @@ def bad_requests(r):
     r.bad("indices in a missing folder", ["run", "--input", good, "--axis", "1", "--k", "2", "--direction",
                                           "decreasing", "--values", "{V}", "--indices",
                                           os.path.join(d, "no-such-dir", "bad_i.npy")])
+    # An output that is the input, however it is named, is refused and the input stays as it was.
+    os.symlink(good, os.path.join(d, "good-link.npy"))
+    for name, values in [("values = input", good), ("values = input via ..", os.path.join(d, ".", "..",
+                         os.path.basename(d), "good.npy")), ("values = link to input", os.path.join(d, "good-link.npy"))]:
+        r.bad(name, ["run", "--input", good, "--axis", "1", "--k", "2", "--direction", "decreasing",
+                     "--values", values, "--indices", "{I}"])
+    r.bad("indices = input", ["run", "--input", good, "--axis", "1", "--k", "2", "--direction", "decreasing",
+                              "--values", "{V}", "--indices", good])
+    r.bad("indices is a folder", ["run", "--input", good, "--axis", "1", "--k", "2", "--direction", "decreasing",
+                                  "--values", "{V}", "--indices", d])
+    r.bad("nested header", ["run", "--input", _deep(d), "--axis", "0", "--k", "1",
+                            "--direction", "decreasing", "--values", "{V}", "--indices", "{I}"])
+    with open(good, "rb") as f:
+        if f.read() != whole:
+            r.fail("the input changed")
     r.bad("no subcommand", [])
     r.bad("unknown subcommand", ["frobnicate"])
     r.bad("bench K > n", ["bench", "--shape", "4,4", "--dtype", "f32", "--axis", "1", "--k", "5"])
     r.bad("bench bad dtype", ["bench", "--shape", "4,4", "--dtype", "f128", "--axis", "1", "--k", "1"])
     r.bad("bench rank 9", ["bench", "--shape", "1,1,1,1,1,1,1,1,1", "--dtype", "f32", "--axis", "1", "--k", "1"])
+
+
+def _deep(d):
+    """A header with a dict value nested 40 deep (issue 66: a parser that goes back over nested values
+    takes time doubling with each level)."""
+    path = os.path.join(d, "deep.npy")
+    text = ("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': " + "[" * 40 + "0" + "]" * 40 + "}\n")
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text.encode() + b"\0" * 4)
+    return path
 
 
 def main():

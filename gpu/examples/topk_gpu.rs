@@ -1,4 +1,4 @@
-//! The GPU twin of `examples/topk.rs` (SPEC.md §8):
+//! The GPU twin of the `topk` command line (`cli/`, SPEC.md §8):
 //!
 //! ```text
 //! topk_gpu run --input X.npy --axis A --k K --direction decreasing|increasing --values V.npy --indices I.npy
@@ -22,13 +22,17 @@ use bytemuck::Pod;
 use topk_kernels::{Direction, Element, Index, Layout, MAX_RANK, Tensor, View, ViewMut, f16, padded_axis};
 use topk_kernels_gpu::{DataType, Gpu, GpuError, HostViewMut, IndexType, Request, TopKGpu};
 
-// The kernel CLI's .npy reader and writer and its dtype dispatch (`examples/topk/`), shared rather than
-// written twice; `topk_gpu` uses only part of them.
+// The kernel CLI's .npy reader and writer, its output files (checked against the input and each other,
+// written both or neither) and its dtype dispatch (`cli/src/`), shared rather than written twice;
+// `topk_gpu` uses only part of them.
 #[allow(dead_code)]
-#[path = "../../examples/topk/npy.rs"]
+#[path = "../../cli/src/files.rs"]
+mod files;
+#[allow(dead_code)]
+#[path = "../../cli/src/npy.rs"]
 mod npy;
 #[allow(dead_code, unused_imports, unused_macros)]
-#[path = "../../examples/topk/types.rs"]
+#[path = "../../cli/src/types.rs"]
 mod types;
 
 fn main() -> ExitCode {
@@ -128,10 +132,11 @@ fn run(args: &[String]) -> Result<(), String> {
         None => IndexType::U32,
         Some(name) => IndexType::from_name(name).ok_or_else(|| format!("unknown index type {name:?}"))?,
     };
-    if values == indices {
-        return Err(format!("--values and --indices name the same file {values}"));
-    }
-    let bytes = std::fs::read(input).map_err(|e| format!("cannot read {input}: {e}"))?;
+    let outputs = files::Outputs::prepare(
+        Path::new(input),
+        &[("--values", Path::new(values)), ("--indices", Path::new(indices))],
+    )?;
+    let bytes = files::read_input(Path::new(input), &mut |_, _| {})?;
     // The kernel CLI's reader: every header field a hostile file could get wrong is checked first.
     let npy = npy::Npy::parse(bytes).map_err(|e| format!("{input}: {e}"))?;
     let axis = axis(required(&flags, "axis")?, npy.shape.len())?;
@@ -141,8 +146,7 @@ fn run(args: &[String]) -> Result<(), String> {
         axis,
         k,
         direction,
-        values,
-        indices,
+        outputs,
         index,
     };
     types::with_npy_dtype!(
@@ -152,21 +156,20 @@ fn run(args: &[String]) -> Result<(), String> {
     )
 }
 
-struct Job<'a> {
+struct Job {
     shape: Vec<usize>,
     fortran: bool,
     axis: usize,
     k: usize,
     direction: Direction,
-    values: &'a str,
-    indices: &'a str,
+    outputs: files::Outputs,
     index: IndexType,
 }
 
-impl Job<'_> {
+impl Job {
     fn read<T>(&self, npy: &npy::Npy) -> Result<(), String>
     where
-        T: Element + Pod + npyz::Deserialize + npyz::AutoSerialize,
+        T: Element + Pod + npy::NpyElement,
     {
         let data: Vec<T> = npy.elements()?;
         topk_kernels::with_index_type!(self.index, I => self.select::<T, I>(&data))
@@ -174,8 +177,8 @@ impl Job<'_> {
 
     fn select<T, I>(&self, data: &[T]) -> Result<(), String>
     where
-        T: Element + Pod + npyz::AutoSerialize,
-        I: Index + Pod + npyz::AutoSerialize,
+        T: Element + Pod + npy::NpyElement,
+        I: Index + Pod + npy::NpyElement,
     {
         let rank = self.shape.len();
         // Checked here so that the message names the axis as given, not its padded rank-8 number.
@@ -217,7 +220,7 @@ impl Job<'_> {
         )
         .map_err(|e| e.to_string())?;
         let (values, indices) = (npy::encode(&out_shape, &values)?, npy::encode(&out_shape, &indices)?);
-        npy::write_all_or_none(&[(Path::new(self.values), &values), (Path::new(self.indices), &indices)])
+        self.outputs.write(&[&values, &indices], &mut |_| {})
     }
 }
 

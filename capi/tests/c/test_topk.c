@@ -1,9 +1,12 @@
-/* The C ABI from C: the four DirectML examples of SPEC.md §7, a strided case with guard values, and every
- * error status, each checked to leave the outputs untouched. Prints "N passed, M failed" last and exits
+/* The C ABI from C: the four DirectML examples of SPEC.md §7, a strided case with guard values, long
+ * sequences (thousands of elements, K in the hundreds) and the side-by-side path (a {n, 64} tensor along
+ * axis 0, K up to 16 and above) checked against a reference with guard regions around the outputs, and
+ * every error status, each checked to leave the outputs untouched. Prints "N passed, M failed" last and exits
  * non-zero on any failure. Built and run by capi/tests/run_c_tests.sh. */
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "topk_kernels.h"
@@ -170,6 +173,168 @@ static void int64_extremes(void) {
     CHECK(status == TOPK_STATUS_OK, "k=0: %s", topk_status_message(status));
 }
 
+/* Guard elements on each side of an output, which must keep their sentinel bytes. */
+#define GUARD 16
+#define SENTINEL 0xA5
+
+/* An element of a reference sort: the value as a double (exact for every value used) and its position. */
+typedef struct keyed {
+    double key;
+    uint32_t index;
+} keyed;
+
+/* SPEC.md's order for values without NaN or -0: by value, then by position, both directions. */
+static int decreasing_first(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) {
+        return x->key > y->key ? -1 : 1;
+    }
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int increasing_first(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) {
+        return x->key < y->key ? -1 : 1;
+    }
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static double element(uint32_t data_type, const void *data, size_t i) {
+    switch (data_type) {
+    case TOPK_DATA_TYPE_FLOAT32:
+        return ((const float *)data)[i];
+    case TOPK_DATA_TYPE_INT32:
+        return ((const int32_t *)data)[i];
+    default:
+        return ((const uint16_t *)data)[i];
+    }
+}
+
+static size_t element_size(uint32_t data_type) {
+    return data_type == TOPK_DATA_TYPE_UINT16 ? 2 : data_type == TOPK_DATA_TYPE_INT64 ? 8 : 4;
+}
+
+/* An output buffer of `count` elements of `size` bytes between two guard regions, all sentinel bytes. */
+static unsigned char *guarded(size_t count, size_t size) {
+    size_t bytes = (count + 2 * GUARD) * size;
+    unsigned char *buffer = malloc(bytes);
+    if (buffer != NULL) {
+        memset(buffer, SENTINEL, bytes);
+    }
+    return buffer;
+}
+
+static int guards_intact(const unsigned char *buffer, size_t count, size_t size) {
+    for (size_t i = 0; i < GUARD * size; i++) {
+        if (buffer[i] != SENTINEL || buffer[(GUARD + count) * size + i] != SENTINEL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A two-dimensional {rows, columns} input of `data_type` with many ties (values from a small range),
+ * selected along `axis` (1: each row is a sequence; 0: the columns are sequences side by side), checked
+ * element by element against a sorted copy of every sequence, with guard regions around both outputs. */
+static void against_reference(const char *name, uint32_t data_type, uint32_t rows, uint32_t columns, uint32_t axis,
+                              uint32_t k, uint32_t direction, uint32_t index_type, uint32_t seed) {
+    size_t n = (size_t)rows * columns;
+    size_t size = element_size(data_type);
+    void *input = malloc(n * size);
+    uint32_t state = seed;
+    for (size_t i = 0; i < n && input != NULL; i++) {
+        state = state * 1664525u + 1013904223u;
+        uint32_t r = (state >> 8) % 1000;
+        if (data_type == TOPK_DATA_TYPE_FLOAT32) {
+            ((float *)input)[i] = (float)r - 500.0f;
+        } else if (data_type == TOPK_DATA_TYPE_INT32) {
+            ((int32_t *)input)[i] = (int32_t)r * 1000003 - 500000000;
+        } else {
+            ((uint16_t *)input)[i] = (uint16_t)(r * 61);
+        }
+    }
+    uint32_t len = axis == 1 ? columns : rows;
+    uint32_t sequences = axis == 1 ? rows : columns;
+    uint32_t in_sizes[2] = {rows, columns};
+    uint32_t out_sizes[2] = {rows, columns};
+    out_sizes[axis] = k;
+    size_t count = (size_t)k * sequences;
+    size_t index_size = index_type == TOPK_DATA_TYPE_INT64 ? 8 : 4;
+    unsigned char *values = guarded(count, size);
+    unsigned char *indices = guarded(count, index_size);
+    keyed *sorted = malloc(len * sizeof *sorted);
+    size_t need = 0;
+    int32_t status = TOPK_STATUS_INTERNAL;
+    void *work = NULL;
+    if (input != NULL && values != NULL && indices != NULL && sorted != NULL) {
+        topk_tensor_desc in = desc(data_type, 2, in_sizes, NULL, n * size, input);
+        topk_tensor_desc v = desc(data_type, 2, out_sizes, NULL, count * size, values + GUARD * size);
+        topk_tensor_desc ix = desc(index_type, 2, out_sizes, NULL, count * index_size, indices + GUARD * index_size);
+        status = topk1_scratch_bytes(&in, axis, k, &need);
+        CHECK(status == TOPK_STATUS_OK, "%s: topk1_scratch_bytes: %s", name, topk_status_message(status));
+        /* malloc's alignment covers TOPK_SCRATCH_ALIGNMENT. */
+        work = malloc(need > 0 ? need : 1);
+        if (work != NULL) {
+            status = topk1(&in, &v, &ix, axis, k, direction, work, need);
+        }
+    }
+    CHECK(status == TOPK_STATUS_OK, "%s: topk1: %s", name, topk_status_message(status));
+    if (status == TOPK_STATUS_OK) {
+        int wrong = 0;
+        for (uint32_t s = 0; s < sequences && !wrong; s++) {
+            for (uint32_t p = 0; p < len; p++) {
+                size_t at = axis == 1 ? (size_t)s * columns + p : (size_t)p * columns + s;
+                sorted[p].key = element(data_type, input, at);
+                sorted[p].index = p;
+            }
+            qsort(sorted, len, sizeof *sorted,
+                  direction == TOPK_AXIS_DIRECTION_DECREASING ? decreasing_first : increasing_first);
+            for (uint32_t j = 0; j < k; j++) {
+                size_t out = axis == 1 ? (size_t)s * k + j : (size_t)j * columns + s;
+                double value = element(data_type, values + GUARD * size, out);
+                int64_t index;
+                if (index_size == 8) {
+                    memcpy(&index, indices + (GUARD + out) * 8, 8);
+                } else {
+                    uint32_t narrow;
+                    memcpy(&narrow, indices + (GUARD + out) * 4, 4);
+                    index = narrow;
+                }
+                if (value != sorted[j].key || index != (int64_t)sorted[j].index) {
+                    CHECK(0, "%s: sequence %u, output %u: %g at %lld, want %g at %u", name, s, j, value,
+                          (long long)index, sorted[j].key, sorted[j].index);
+                    wrong = 1;
+                    break;
+                }
+            }
+        }
+        CHECK(!wrong, "%s: outputs differ from the reference", name);
+    }
+    CHECK(values != NULL && guards_intact(values, count, size), "%s: a value guard changed", name);
+    CHECK(indices != NULL && guards_intact(indices, count, index_size), "%s: an index guard changed", name);
+    free(work);
+    free(sorted);
+    free(indices);
+    free(values);
+    free(input);
+}
+
+static void long_and_side_by_side(void) {
+    const uint32_t D = TOPK_AXIS_DIRECTION_DECREASING, I = TOPK_AXIS_DIRECTION_INCREASING;
+    /* Long sequences: thousands of elements, K in the hundreds. */
+    against_reference("f32 4x5000 K=100", TOPK_DATA_TYPE_FLOAT32, 4, 5000, 1, 100, D, TOPK_DATA_TYPE_UINT32, 1);
+    against_reference("f32 3x6000 K=300 inc", TOPK_DATA_TYPE_FLOAT32, 3, 6000, 1, 300, I, TOPK_DATA_TYPE_INT64, 2);
+    against_reference("i32 2x4096 K=500", TOPK_DATA_TYPE_INT32, 2, 4096, 1, 500, D, TOPK_DATA_TYPE_UINT32, 3);
+    against_reference("u16 1x20000 K=257", TOPK_DATA_TYPE_UINT16, 1, 20000, 1, 257, I, TOPK_DATA_TYPE_UINT32, 4);
+    /* Side by side: 64 sequences along axis 0 of a {n, 64} tensor, K up to 16 and above. */
+    against_reference("f32 300x64 axis 0 K=8", TOPK_DATA_TYPE_FLOAT32, 300, 64, 0, 8, D, TOPK_DATA_TYPE_UINT32, 5);
+    against_reference("f32 300x64 axis 0 K=16", TOPK_DATA_TYPE_FLOAT32, 300, 64, 0, 16, I, TOPK_DATA_TYPE_INT64, 6);
+    against_reference("f32 1000x64 axis 0 K=40", TOPK_DATA_TYPE_FLOAT32, 1000, 64, 0, 40, D, TOPK_DATA_TYPE_UINT32, 7);
+    against_reference("i32 2000x64 axis 0 K=200", TOPK_DATA_TYPE_INT32, 2000, 64, 0, 200, I, TOPK_DATA_TYPE_UINT32, 8);
+    against_reference("u16 500x64 axis 0 K=17", TOPK_DATA_TYPE_UINT16, 500, 64, 0, 17, D, TOPK_DATA_TYPE_INT64, 9);
+}
+
 /* The state an error case starts from: a valid request (example 1) whose pieces a case breaks. */
 typedef struct request {
     float input[12];
@@ -306,6 +471,7 @@ int main(void) {
     directml_examples();
     strided();
     int64_extremes();
+    long_and_side_by_side();
     errors();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -17,13 +17,14 @@ use topk_kernels::{
 };
 
 use crate::npy::checked_elements;
+use crate::progress::Progress;
 use crate::run::filled;
 use crate::types::{IndexSample, Sample};
 
 /// The data patterns of `--data`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Data {
-    /// Uniform in [0, 1) (integers: scaled to their range as `shared/bench/peers.py` does).
+    /// Uniform in [0, 1) (integers: x times the maximum if unsigned, x times 2^(bits-1) if signed).
     Uniform,
     /// Standard normal (integers: scaled to a sixteenth of their range).
     Normal,
@@ -99,8 +100,8 @@ const CHECK_LIMIT: f64 = 5e8;
 /// More repetitions than anyone waits for; it also bounds the vector of timings.
 const MAX_REPS: usize = 1_000_000;
 
-/// Runs `case`.
-pub(crate) fn measure(case: &Case) -> Result<Measurement, String> {
+/// Runs `case`, showing its stages on `progress`.
+pub(crate) fn measure(case: &Case, progress: &mut Progress) -> Result<Measurement, String> {
     if !(1..=MAX_REPS).contains(&case.reps) {
         return Err(format!("--reps {} is outside 1 to {MAX_REPS}", case.reps));
     }
@@ -111,10 +112,14 @@ pub(crate) fn measure(case: &Case) -> Result<Measurement, String> {
         ));
     }
     let axis = crate::normalize_axis(case.axis, case.shape.len())?;
-    with_data_type!(case.dtype, T => with_index_type!(case.index_type, I => measure_typed::<T, I>(case, axis)))
+    with_data_type!(case.dtype, T => with_index_type!(case.index_type, I => measure_typed::<T, I>(case, axis, progress)))
 }
 
-fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<Measurement, String> {
+fn measure_typed<T: Sample, I: IndexSample>(
+    case: &Case,
+    axis: usize,
+    progress: &mut Progress,
+) -> Result<Measurement, String> {
     let library = |e: Error| e.to_string();
     let shape = &case.shape;
     let elements = checked_elements(shape, size_of::<T>()).ok_or("the shape has too many elements")?;
@@ -122,6 +127,7 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
     if k > len {
         return Err(library(Error::K { k, len, axis }));
     }
+    progress.stage("generating", 1);
     let data = generate::<T>(elements, case.data)?;
     let mut out_shape = shape.clone();
     out_shape[axis] = k;
@@ -166,10 +172,13 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
             plan.run_sequences(0..sequences, case.backend, black_box(&mut scratch))
                 .map_err(library)
         };
+        progress.stage("warming up", 1);
         warm_up(&mut kernel)?;
         floor()?;
-        medians(case.reps, &mut kernel, &mut floor)?
+        progress.stage("timing", case.reps as u64);
+        medians(case.reps, &mut kernel, &mut floor, progress)?
     } else {
+        progress.stage("timing", 1);
         let median_s = threaded(case, input, padded, &out_shape, &mut values, &mut indices)?;
         floor()?;
         (median_s, median(case.reps, &mut floor)?)
@@ -180,6 +189,7 @@ fn measure_typed<T: Sample, I: IndexSample>(case: &Case, axis: usize) -> Result<
     let work = len as f64 * k as f64 * sequences as f64;
     let checked = case.check && work < CHECK_LIMIT;
     if checked {
+        progress.stage("checking", 1);
         let mut expected_values = filled(count, T::default())?;
         let mut expected_indices = filled(count, I::default())?;
         naive::topk(
@@ -273,7 +283,8 @@ fn threaded<T: Sample, I: IndexSample>(
     _: &mut [I],
 ) -> Result<f64, String> {
     Err(format!(
-        "--threads {} needs the rayon feature: cargo run --release --features rayon --example topk",
+        "--threads {} needs a build with the rayon feature: cargo install --path cli --features rayon, \
+         or cargo run --release -p topk-cli --features rayon -- bench ...",
         case.threads
     ))
 }
@@ -300,12 +311,14 @@ fn medians(
     reps: usize,
     kernel: &mut dyn FnMut() -> Result<(), String>,
     floor: &mut dyn FnMut() -> Result<(), String>,
+    progress: &mut Progress,
 ) -> Result<(f64, f64), String> {
     let mut kernel_times = Vec::with_capacity(reps);
     let mut floor_times = Vec::with_capacity(reps);
     for _ in 0..reps {
         kernel_times.push(timed(kernel)?);
         floor_times.push(timed(floor)?);
+        progress.add(1);
     }
     Ok((middle(kernel_times), middle(floor_times)))
 }

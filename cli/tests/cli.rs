@@ -1,56 +1,21 @@
-//! The command line example (`examples/topk`), run as a program: `run` on .npy files of every dtype,
+//! The command line (`topk`), run as a program: `run` on .npy files of every dtype,
 //! index type, negative axes and Fortran order, checked bit for bit against `naive::topk`; the error path
 //! (exit status 2, one line on stderr, no output file); `bench --json` and `demo`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use npyz::{AutoSerialize, Deserialize, WriteOptions, WriterBuilder};
 use topk_kernels::{Direction, Element, Index, View, ViewMut, f16, naive, padded_axis};
 
-/// The example binary: `$TOPK_CLI` if set, else built once for this test run's profile beside the test
-/// executable.
-///
-/// `cargo test` builds examples already, but `cargo test --test cli` does not, so the build is asked for
-/// here too (a no-op when it is fresh); if cargo cannot run, an existing binary is used. ci.sh sets
-/// `TOPK_CLI` to the binary its `cargo test --workspace --all-features` built: the build here would
-/// unify features differently and compile the library and the example again (a minute on 2 cores).
-fn topk() -> &'static Path {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY.get_or_init(|| {
-        if let Some(given) = std::env::var_os("TOPK_CLI") {
-            return PathBuf::from(given);
-        }
-        let exe = std::env::current_exe().expect("test executable path");
-        // target/<profile>/deps/cli-<hash> -> target/<profile>/examples/topk
-        let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
-        let binary = profile_dir
-            .join("examples")
-            .join(format!("topk{}", std::env::consts::EXE_SUFFIX));
-        let mut build = Command::new(env!("CARGO"));
-        build
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "--quiet", "--example", "topk"]);
-        if !cfg!(debug_assertions) {
-            build.arg("--release");
-        }
-        // The same features as this test, so `Backend::Auto` here names the example's backend.
-        if !cfg!(feature = "std") {
-            build.arg("--no-default-features");
-        }
-        if cfg!(feature = "rayon") {
-            build.args(["--features", "rayon"]);
-        }
-        let built = build.status().is_ok_and(|s| s.success());
-        assert!(built || binary.exists(), "could not build {}", binary.display());
-        binary
-    })
+/// The `topk` binary cargo built for this test (`$TOPK_CLI` if set, to test another build).
+fn topk() -> PathBuf {
+    std::env::var_os("TOPK_CLI").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_topk")), PathBuf::from)
 }
 
 fn cli(args: &[&str]) -> Output {
-    Command::new(topk()).args(args).output().expect("run the topk example")
+    Command::new(topk()).args(args).output().expect("run topk")
 }
 
 /// A fresh directory, removed when dropped.
@@ -190,7 +155,13 @@ where
         index,
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(out.stderr.is_empty() && out.stdout.is_empty());
+    assert!(out.stderr.is_empty());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(summary.lines().count(), 1, "{summary}");
+    assert!(
+        summary.contains(&format!(" {},", T::NAME)) && summary.contains(" ms "),
+        "{summary}"
+    );
     let (v_shape, got_values, _) = load::<T>(&v);
     let (i_shape, got_indices, i_descr) = load::<I>(&i);
     assert_eq!((v_shape, i_shape), (out_shape.clone(), out_shape));
@@ -268,6 +239,13 @@ fn directml_example_through_files() {
             &i,
         ]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let summary = String::from_utf8_lossy(&out.stdout);
+        let expected = format!("{input} 1x1x3x4 f32, axis 3, K = 2 decreasing -> {v} 1x1x3x2 f32, {i} 1x1x3x2 u32; ");
+        assert!(summary.starts_with(&expected), "{summary}");
+        assert!(
+            summary.ends_with(" ms in all\n") && summary.lines().count() == 1,
+            "{summary}"
+        );
         let (shape, values, descr) = load::<f32>(&v);
         assert_eq!(
             (shape, values, descr.as_str()),
@@ -424,7 +402,10 @@ fn errors_exit_2_with_one_line_and_no_output() {
         (run(&good, "-3", "1", &[]), "axis -3 is out of range"),
         (run(&good, "1", "x", &[]), "--k"),
         (run(&good, "1", "-1", &[]), "--k"),
-        (run(&good, "1", "1", &["--backend", "warp-drive"]), "unknown backend"),
+        (
+            run(&good, "1", "1", &["--backend", "warp-drive"]),
+            "invalid value 'warp-drive'",
+        ),
         (run(&good, "1", "1", &["--index-type", "u8"]), "--index-type"),
         (run(&missing, "0", "1", &[]), "cannot read"),
         (run(&big_endian, "0", "1", &[]), "big-endian"),

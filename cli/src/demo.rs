@@ -1,11 +1,13 @@
 //! `topk demo`: the four examples of DirectML's DML_TOP_K1 page (SPEC.md §7), computed by the library and
-//! printed in the page's notation, then a short throughput table.
+//! printed in the page's notation, then a short throughput table, what its columns mean, and a `run`
+//! command to try next.
 
 use std::fmt::Write;
 
 use topk_kernels::{Backend, DataType, Direction, Error, IndexType, topk};
 
 use crate::bench::{self, Case, Data};
+use crate::progress::Progress;
 use crate::types::Sample;
 
 const SEQUENTIAL: [f32; 12] = [0., 1., 10., 11., 3., 2., 9., 8., 4., 5., 6., 7.];
@@ -37,6 +39,7 @@ pub(crate) fn demo(reps: usize) -> Result<String, String> {
         example(&mut out, title, input, axis, k, direction).map_err(|e| e.to_string())?;
     }
     throughput(&mut out, reps)?;
+    out.push_str(NEXT);
     Ok(out)
 }
 
@@ -80,6 +83,21 @@ fn example(
     );
     Ok(())
 }
+
+/// What the table's columns mean, and what to try next.
+const NEXT: &str = "
+median: the kernel's median time per call over the runs (values and u32 indices written).
+floor:  the median time of a plain read of the same input in the same order (one XOR per element, one
+        value written per sequence): about the fastest any top-K could be, reading its input once.
+        median / floor says how far the kernel is from the memory bound.
+ns/elem and GB/s: the median per input element, and input bytes read per second.
+
+Next, top-K of your own data: save an array with NumPy, then select along its last axis:
+  python3 -c \"import numpy as np; np.save('x.npy', np.random.rand(8, 1000).astype(np.float32))\"
+  topk run --input x.npy --axis -1 --k 5 --direction decreasing --values values.npy --indices indices.npy
+(from a clone of the repository: cargo run --release -p topk-cli -- run ...; `topk run --help` for more,
+`topk bench --help` to time a shape of your own.)
+";
 
 fn cells<T: Sample>(values: &[T]) -> Vec<String> {
     values.iter().map(|v| v.show()).collect()
@@ -139,7 +157,8 @@ fn throughput(out: &mut String, reps: usize) -> Result<(), String> {
          {:<12} {:<5} {:>4} {:>4} {:<8} {:>10} {:>10} {:>8} {:>7}",
         "shape", "dtype", "K", "axis", "backend", "median", "floor", "ns/elem", "GB/s"
     );
-    for (shape, axis, k) in rows {
+    let mut progress = Progress::new("demo", rows.len() as u64, false);
+    for (row, (shape, axis, k)) in rows.into_iter().enumerate() {
         let case = Case {
             shape: shape.to_vec(),
             dtype: DataType::F32,
@@ -153,7 +172,9 @@ fn throughput(out: &mut String, reps: usize) -> Result<(), String> {
             threads: 1,
             check: false,
         };
-        let m = bench::measure(&case)?;
+        let m = bench::measure(&case, &mut progress)?;
+        progress.stage("demo", rows.len() as u64);
+        progress.set(row as u64 + 1);
         let shape_text = shape.iter().map(usize::to_string).collect::<Vec<_>>().join("x");
         let _ = writeln!(
             out,

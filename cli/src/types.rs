@@ -1,26 +1,8 @@
-//! What the command line needs of the value and index types: the .npy type codes (`from_npy`,
-//! `with_npy_dtype!`), and the data generators and checks (`Sample`, `IndexSample`). The run-time
-//! names are the library's `DataType` and `IndexType`.
+//! What the command line needs of the value and index types: the dispatch over the types a .npy file
+//! can hold (`with_npy_dtype!`), and the data generators and checks (`Sample`, `IndexSample`). The
+//! run-time names are the library's `DataType` and `IndexType`; the .npy type codes are in `npy.rs`.
 
-use topk_kernels::{DataType, Element, bf16, f16};
-
-/// The value type of a little-endian (or byte-sized) .npy type code: `kind` is `f`, `i` or `u`.
-pub(crate) fn from_npy(kind: char, bytes: usize) -> Option<DataType> {
-    Some(match (kind, bytes) {
-        ('f', 2) => DataType::F16,
-        ('f', 4) => DataType::F32,
-        ('f', 8) => DataType::F64,
-        ('i', 1) => DataType::I8,
-        ('i', 2) => DataType::I16,
-        ('i', 4) => DataType::I32,
-        ('i', 8) => DataType::I64,
-        ('u', 1) => DataType::U8,
-        ('u', 2) => DataType::U16,
-        ('u', 4) => DataType::U32,
-        ('u', 8) => DataType::U64,
-        _ => return None,
-    })
-}
+use topk_kernels::{Element, bf16, f16};
 
 /// `topk_kernels::with_data_type!` for the 11 types .npy files can hold; `$bf16` is evaluated for bf16
 /// (no npy code).
