@@ -127,7 +127,7 @@ impl Engine {
     #[inline(always)]
     pub(crate) fn run<K: Kernel>(self, kernel: K) -> K::Output {
         match self {
-            Engine::Scalar | Engine::Portable => kernel.run::<isa::Portable>(),
+            Engine::Scalar | Engine::Portable => isa::enter_portable(kernel),
             #[cfg(simd_x86)]
             Engine::Avx2(token) => token.run(kernel),
             #[cfg(simd_x86)]

@@ -28,6 +28,13 @@ impl Isa for Portable {
     type Sorter = CoreSort;
 }
 
+/// Runs `kernel` on the portable vectors, out of line like the SIMD engines' entries: inlined, every
+/// kernel's portable copy would sit in its caller's loop.
+#[inline(never)]
+pub(crate) fn enter_portable<K: Kernel>(kernel: K) -> K::Output {
+    kernel.run::<Portable>()
+}
+
 /// An [`Isa`] behind a capability token: the token's `run` and the `#[target_feature]` function it
 /// enters.
 macro_rules! simd_isa {
