@@ -1,10 +1,14 @@
 //! Which SIMD engines this CPU (and this build) can run, and the tokens that prove it.
 //!
-//! - x86_64 with `std`: `is_x86_feature_detected!` once, the answer cached as a level in an `AtomicU8`
-//!   (a level, not function pointers: statics inside generic functions are shared by all their
-//!   instantiations, so one cached pointer could not serve every element type).
-//! - x86_64 without `std`: what the build enables at compile time (`-C target-feature=+avx2,+f16c,+popcnt`
-//!   or `+avx512f,+avx512bw,+popcnt`, or a `target-cpu` such as `x86-64-v3`); no CPUID probing.
+//! - x86_64, with or without `std`: CPUID and XGETBV once (`core::arch`, no `std` needed), the answer
+//!   cached as a level in an `AtomicU8` (a level, not function pointers: statics inside generic
+//!   functions are shared by all their instantiations, so one cached pointer could not serve every
+//!   element type). An engine counts only if the CPU has its instructions *and* the operating system
+//!   saves their registers (XCR0): a kernel or hypervisor that leaves the YMM or ZMM state out gets the
+//!   engines below it. What the build enables at compile time (`-C target-cpu=x86-64-v3` or `-v4`, or
+//!   `-C target-feature=...`) counts as found, since such a build already assumes it everywhere. The
+//!   engines themselves are compiled where SSE2 is enabled, which every hosted x86_64 target has and
+//!   `x86_64-unknown-none` (a soft-float ABI) has not; detection runs there too, for the flags below.
 //!
 //! Both x86 engines also use POPCNT, and the AVX2 one F16C (f16 lanes converted to f32): every AVX2 CPU
 //! has both, but `+avx2` alone enables neither.
@@ -26,15 +30,15 @@ const AVX512: u8 = 2;
 const NEON: u8 = 4;
 /// Not an engine: an AMD CPU, on which the float scans run without their software prefetch
 /// ([`prefetches_floats`]).
-#[allow(dead_code)] // set on x86_64 with `std` only
+#[allow(dead_code)] // set on x86_64 only
 const AMD: u8 = 8;
 /// Not an engine: an AMD CPU of family 0x1A or later (Zen 5), on which the 8- and 16-bit scans leave
 /// their hot loop for each survivor where survivors are sparse ([`exits_are_cheap`]).
-#[allow(dead_code)] // set on x86_64 with `std` only
+#[allow(dead_code)] // set on x86_64 only
 const ZEN5: u8 = 16;
 /// Not an engine: an AMD CPU of family 0x19 with AVX-512 (Zen 4, whose 512-bit operations run as two
 /// halves), on which short rows run faster on the AVX2 engine ([`short_rows_prefer_avx2`]).
-#[allow(dead_code)] // set on x86_64 with `std` only
+#[allow(dead_code)] // set on x86_64 only
 const ZEN4: u8 = 32;
 
 /// Whether the AVX2 engine can run here.
@@ -60,8 +64,8 @@ pub(crate) fn has_neon() -> bool {
 /// slower, where it sped integer rows up, and every type on the Xeon. Zen 4, A/B alternations, ms, with
 /// it against without: 32 x 128k f32 with K = 50 0.364 / 0.333, f16 with K = 1 0.126 / 0.101 (another
 /// run 0.108 / 0.100), f16 with K = 50 0.157 / 0.147, 4 x 1M f64 with K = 8 1.63 / 1.09; 1M f32 with
-/// K = 100 0.051-0.069 / 0.049-0.050; but 32 x 128k i32 with K = 50 0.32 / 0.45. Without `std` it is
-/// always on (no CPUID probing, as for the engines).
+/// K = 100 0.051-0.069 / 0.049-0.050; but 32 x 128k i32 with K = 50 0.32 / 0.45. On other
+/// architectures it is always on.
 pub(crate) fn prefetches_floats() -> bool {
     level() & AMD == 0
 }
@@ -73,7 +77,7 @@ pub(crate) fn prefetches_floats() -> bool {
 /// 0.134 / 0.113, K = 70 0.150 / 0.129, K = 80 0.157 / 0.154, K = 100 0.169 / 0.218; 8 x 512k f16 with
 /// K = 100 0.144 / 0.096, K = 200 0.152 / 0.120; 128 x 32k with K = 50 0.41 / 0.60; AVX2 there the
 /// same. On Zen 3 the chunks won at 32 x 128k f16 with K = 50 (0.30-0.35 against 0.34-0.39), and other
-/// CPUs were not measured: they keep them. Without `std` it is off (no CPUID probing).
+/// CPUs were not measured: they keep them.
 pub(crate) fn exits_are_cheap() -> bool {
     level() & ZEN5 != 0
 }
@@ -87,7 +91,7 @@ pub(crate) fn exits_are_cheap() -> bool {
 /// / 0.354, K = 16 0.778 / 0.717, K = 24 1.10 / 1.32; i32 K = 8 0.51 / 0.41; f16 0.50 / 0.43, K = 16 0.734
 /// / 0.735; u8 0.49 / 0.37; f64 K = 16 1.78 / 3.00; n = 128 K = 8 0.95 / 0.73; n = 512 K = 8 0.376 /
 /// 0.276, K = 2 0.32 / 0.99, K = 32 0.77 / 0.85; n = 1024 mixed. Other CPUs were not measured this way
-/// (the Xeon's moe, 4096 rows of 256 f32 with K = 8: AVX-512 0.380, AVX2 0.399). Without `std` it is off.
+/// (the Xeon's moe, 4096 rows of 256 f32 with K = 8: AVX-512 0.380, AVX2 0.399).
 pub(crate) fn short_rows_prefer_avx2() -> bool {
     level() & ZEN4 != 0
 }
@@ -100,7 +104,7 @@ pub(crate) struct Avx2(());
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 impl Avx2 {
-    /// The token, if the CPU (and the build, without `std`) has AVX2, F16C and POPCNT.
+    /// The token, if the CPU has AVX2, F16C and POPCNT, and the OS saves the YMM registers.
     pub(crate) fn new() -> Option<Self> {
         has_avx2().then_some(Avx2(()))
     }
@@ -114,7 +118,7 @@ pub(crate) struct Avx512(());
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2", not(miri)))]
 impl Avx512 {
-    /// The token, if the CPU (and the build, without `std`) has AVX-512F, AVX-512BW and POPCNT.
+    /// The token, if the CPU has AVX-512F, AVX-512BW and POPCNT, and the OS saves the ZMM registers.
     pub(crate) fn new() -> Option<Self> {
         has_avx512().then_some(Avx512(()))
     }
@@ -134,17 +138,18 @@ impl Neon {
 }
 
 /// The level with bit 7 set ([`KNOWN`]), or 0 before the first detection.
-#[cfg(all(feature = "std", not(miri)))]
+#[cfg(all(any(target_arch = "x86_64", feature = "std"), not(miri)))]
 static LEVEL: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
 
 /// Marks [`LEVEL`] as detected.
-#[cfg(all(feature = "std", not(miri)))]
+#[cfg(all(any(target_arch = "x86_64", feature = "std"), not(miri)))]
 const KNOWN: u8 = 0x80;
 
-/// The level, detected once and cached in std builds; known at compile time otherwise. Inlined, so
-/// that the cached case is one load: the scans read [`prefetches_floats`] each time they start, inside
-/// the filters' loops, where a call would spill the vector registers live across it.
-#[cfg(all(feature = "std", not(miri)))]
+/// The level, detected once and cached where it is found at run time (x86_64's CPUID, and `std`'s
+/// `TOPK_MAX_ISA`). Inlined, so that the cached case is one load: the scans read [`prefetches_floats`]
+/// each time they start, inside the filters' loops, where a call would spill the vector registers live
+/// across it.
+#[cfg(all(any(target_arch = "x86_64", feature = "std"), not(miri)))]
 #[inline(always)]
 fn level() -> u8 {
     let cached = LEVEL.load(core::sync::atomic::Ordering::Relaxed);
@@ -155,17 +160,22 @@ fn level() -> u8 {
 }
 
 /// Detects the level and caches it.
-#[cfg(all(feature = "std", not(miri)))]
+#[cfg(all(any(target_arch = "x86_64", feature = "std"), not(miri)))]
 #[cold]
 #[inline(never)]
 fn first_level() -> u8 {
+    #[cfg(feature = "std")]
     let level = capped(detected(), std::env::var("TOPK_MAX_ISA").ok().as_deref());
+    #[cfg(not(feature = "std"))]
+    let level = detected();
     // Racing threads store the same value.
     LEVEL.store(level | KNOWN, core::sync::atomic::Ordering::Relaxed);
     level
 }
 
-#[cfg(not(all(feature = "std", not(miri))))]
+/// A constant elsewhere (aarch64 without `std`, 32-bit Arm, miri): nothing to cache, and a firmware
+/// build keeps no load in its loops.
+#[cfg(not(all(any(target_arch = "x86_64", feature = "std"), not(miri))))]
 fn level() -> u8 {
     detected()
 }
@@ -183,30 +193,68 @@ fn capped(level: u8, max_isa: Option<&str>) -> u8 {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+/// What CPUID and XGETBV report, plus what the build enables at compile time.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 fn detected() -> u8 {
-    let mut level = 0;
+    use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
+    let bit = |word: u32, n: u32| (word >> n) & 1 != 0;
+    // SAFETY: every x86_64 CPU has CPUID, and leaves 0 and 1 exist on all of them. (Safe itself from
+    // Rust 1.94; the crate's MSRV is older.)
+    #[allow(unused_unsafe)]
+    let (leaf_0, leaf_1) = unsafe { (__cpuid(0), __cpuid(1)) };
+    // Leaf 7 (structured extended features) exists where leaf 0 says the CPU has that many.
+    let leaf_7_ebx = if leaf_0.eax >= 7 {
+        // SAFETY: as above; leaf 7 exists on this CPU.
+        #[allow(unused_unsafe)]
+        let leaf_7 = unsafe { __cpuid_count(7, 0) };
+        leaf_7.ebx
+    } else {
+        0
+    };
+    // Registers the OS saves on a context switch (XCR0), readable where it set CR4.OSXSAVE (leaf 1,
+    // ECX bit 27). Without that, AVX instructions fault or lose state whatever CPUID says.
+    let xcr0 = if bit(leaf_1.ecx, 27) {
+        // SAFETY: OSXSAVE says the OS enabled XSAVE, so XGETBV exists and reads XCR0 without faulting.
+        unsafe { _xgetbv(0) }
+    } else {
+        0
+    };
+    // SSE and AVX state (bits 1, 2); then the opmask, and both halves of the ZMM registers (bits 5-7).
+    let ymm = xcr0 & 0b110 == 0b110;
+    let zmm = ymm && xcr0 & 0b1110_0000 == 0b1110_0000;
     // POPCNT comes with both (the prefix bound counts mask bits); every such CPU has it.
-    let popcnt = std::is_x86_feature_detected!("popcnt");
-    // Every AVX2 CPU has F16C; the AVX2 engine converts f16 lanes with it.
-    if popcnt && std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
+    let popcnt = bit(leaf_1.ecx, 23);
+    let mut level = 0;
+    // Every AVX2 CPU has F16C (leaf 1, ECX bit 29); the AVX2 engine converts f16 lanes with it.
+    if popcnt && ymm && bit(leaf_1.ecx, 29) && bit(leaf_7_ebx, 5) {
         level |= AVX2;
     }
-    if popcnt && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+    // AVX-512F and AVX-512BW: leaf 7, EBX bits 16 and 30.
+    if popcnt && zmm && bit(leaf_7_ebx, 16) && bit(leaf_7_ebx, 30) {
+        level |= AVX512;
+    }
+    // A build for these features runs only where they are: an emulator whose CPUID leaves them out
+    // still gets the engine the build was made for.
+    if cfg!(all(
+        target_feature = "popcnt",
+        target_feature = "avx2",
+        target_feature = "f16c"
+    )) {
+        level |= AVX2;
+    }
+    if cfg!(all(
+        target_feature = "popcnt",
+        target_feature = "avx512f",
+        target_feature = "avx512bw"
+    )) {
         level |= AVX512;
     }
     // Leaf 0's vendor string, "AuthenticAMD", in EBX, EDX, ECX.
-    // SAFETY: every x86_64 CPU has CPUID, and leaf 0 exists on all of them. (Safe itself from Rust
-    // 1.94; the crate's MSRV is older.)
-    #[allow(unused_unsafe)]
-    let vendor = unsafe { std::arch::x86_64::__cpuid(0) };
-    if [vendor.ebx, vendor.edx, vendor.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163] {
+    if [leaf_0.ebx, leaf_0.edx, leaf_0.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163] {
         level |= AMD;
         // Leaf 1's family: the base family (bits 8-11), plus the extended one (bits 20-27) where the base
         // is 0xF.
-        // SAFETY: as above; leaf 1 exists on every x86_64 CPU.
-        #[allow(unused_unsafe)]
-        let signature = unsafe { std::arch::x86_64::__cpuid(1) }.eax;
+        let signature = leaf_1.eax;
         let base = (signature >> 8) & 0xF;
         let family = if base == 0xF {
             base + ((signature >> 20) & 0xFF)
@@ -218,19 +266,6 @@ fn detected() -> u8 {
         } else if family == 0x19 && level & AVX512 != 0 {
             level |= ZEN4;
         }
-    }
-    level
-}
-
-#[cfg(all(target_arch = "x86_64", not(feature = "std"), not(miri)))]
-fn detected() -> u8 {
-    let mut level = 0;
-    let popcnt = cfg!(target_feature = "popcnt");
-    if popcnt && cfg!(target_feature = "avx2") && cfg!(target_feature = "f16c") {
-        level |= AVX2;
-    }
-    if popcnt && cfg!(target_feature = "avx512f") && cfg!(target_feature = "avx512bw") {
-        level |= AVX512;
     }
     level
 }
@@ -254,6 +289,15 @@ mod tests {
     fn detection_is_stable_and_consistent() {
         let first = (super::has_avx2(), super::has_avx512(), super::has_neon());
         assert_eq!(first, (super::has_avx2(), super::has_avx512(), super::has_neon()));
+        // The probe without `std` agrees with `std`'s (this machine's CPU and OS).
+        #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+        assert_eq!(
+            first.0,
+            std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("f16c")
+                && std::is_x86_feature_detected!("popcnt")
+                && std::env::var("TOPK_MAX_ISA").as_deref() != Ok("portable")
+        );
         #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
         assert_eq!(
             first.1,
