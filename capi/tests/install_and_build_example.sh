@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Installs the C library into a temporary prefix (capi/Makefile), then builds the example out of the
 # tree against the installed header and library through pkg-config, shared and static, and runs both.
-# Usage: capi/tests/install_and_build_example.sh   (PROFILE: the cargo profile whose library is
-# installed, default dist; `PROFILE=dev` installs the one `cargo test` built, without another build;
-# CC, CARGO_TARGET_DIR honoured)
+# Usage: capi/tests/install_and_build_example.sh   (TOPK_CAPI_PROFILE: the cargo profile whose library
+# is installed, default dist; `TOPK_CAPI_PROFILE=dev` installs the one `cargo test` built, without
+# another build; CC, CARGO_TARGET_DIR honoured)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 command -v pkg-config >/dev/null || { echo "pkg-config is missing (apt-get install pkgconf)"; exit 1; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 prefix="$scratch/prefix"
-make -s -C "$root/capi" install PREFIX="$prefix" PROFILE="${PROFILE:-dist}"
+make -s -C "$root/capi" install PREFIX="$prefix" PROFILE="${TOPK_CAPI_PROFILE:-dist}"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 echo "pkg-config: topk_kernels $(pkg-config --modversion topk_kernels): $(pkg-config --cflags --libs topk_kernels)"
 # A copy of the example alone: nothing of the repository (its header above all) is in reach.
