@@ -50,9 +50,15 @@
 //! uses every value type, index type and rank compiles the walk over sequences 24 times, not 384.
 //!
 //! # Features
-//! - `std` (default): runtime CPU detection (AVX2, AVX-512), cached. Without it the crate is
-//!   `#![no_std]` and builds for bare-metal targets such as `thumbv7em-none-eabihf`; the engines are
-//!   then chosen by compile-time target features, and `Error` still implements `core::error::Error`.
+//! - `std` (default): links `std`, and reads `TOPK_MAX_ISA` (a cap on the engines `Backend::Auto` may
+//!   pick). Without it the crate is `#![no_std]`, without `alloc`, and builds for bare-metal targets such
+//!   as `thumbv7em-none-eabihf`; `Error` implements `core::error::Error` either way. The CPU's engines
+//!   (AVX2, AVX-512) are detected at run time on x86_64 with or without `std` (CPUID and XGETBV, once,
+//!   cached), wherever SSE2 is enabled: every hosted target, and `x86_64-unknown-none` built with
+//!   `-C target-feature=+sse,+sse2` (its default soft-float ABI compiles no SIMD engine). NEON is
+//!   part of the aarch64 targets.
+//! - `rayon`: `parallel::topk`, sequences split across rayon's threads and single long rows split
+//!   into chunks merged at the end (implies `std`).
 //!
 //! # Memory
 //! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences
@@ -75,6 +81,7 @@
 //! 64 best of 1000 f32 through `topk_on_stack::<64, ..>` take about 4.8 KiB beside the caller's arrays
 //! and the 2 KiB buffer (`firmware/`, checked on QEMU by `ci.sh`).
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The layers, bottom up: each module uses only its own layer and those below (tests/layers.rs checks).
 // 1. What a request is made of: types, keys, views, errors, sequences and their outputs.
@@ -98,6 +105,7 @@ mod api;
 pub use api::accumulator::{Accumulator, Slot};
 pub use api::naive;
 #[cfg(feature = "rayon")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]
 pub use api::parallel;
 pub use api::topk::{TopK, scratch_len, scratch_len_for, topk, topk_on_stack};
 pub use dispatch::engine::Backend;

@@ -1,6 +1,7 @@
 /* topk-kernels C ABI: DirectML-shaped top-K (DML_TOP_K1) over strided tensors of 1 to 8 dimensions.
  *
- * Link: libtopk_kernels_capi.a (hosted builds also need -lpthread -ldl -lm), or the shared library.
+ * Link: `pkg-config --cflags --libs topk_kernels` once installed (capi/Makefile), or libtopk_kernels_capi.a
+ * (hosted builds also need -lpthread -ldl -lm), or the shared library.
  * All functions are thread-safe and reentrant; none allocates. */
 
 #ifndef TOPK_KERNELS_H
@@ -10,6 +11,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/** The header's version, as `topk_version` returns the library's. */
+#define TOPK_KERNELS_VERSION "0.1.0"
 
 /**
  * `DML_TENSOR_DATA_TYPE_FLOAT32`.
@@ -85,6 +89,28 @@
  * The most dimensions a tensor may have.
  */
 #define TOPK_MAX_DIMENSION_COUNT 8
+
+/**
+ * The major version of the header (and of the crate it was generated from); `topk_version_number`
+ * tells the library's.
+ */
+#define TOPK_KERNELS_VERSION_MAJOR 0
+
+/**
+ * The minor version of the header.
+ */
+#define TOPK_KERNELS_VERSION_MINOR 1
+
+/**
+ * The patch version of the header.
+ */
+#define TOPK_KERNELS_VERSION_PATCH 0
+
+/**
+ * `MAJOR * 1000000 + MINOR * 1000 + PATCH` of the header, as `topk_version_number` returns the
+ * library's.
+ */
+#define TOPK_KERNELS_VERSION_NUMBER 1000
 
 /**
  * The alignment in bytes `topk1` needs of `scratch` (it is used as 64-bit words).
@@ -224,32 +250,65 @@
 /**
  * A tensor in memory, as DirectML's `DML_BUFFER_TENSOR_DESC` plus the data pointer.
  *
- * In C: `topk_tensor_desc`.
+ * In C: `topk_tensor_desc`. The library only reads a descriptor (and the arrays it points to) during
+ * the call it is passed to; it keeps no pointer. The two largest of each row of a 32 x 128256 float
+ * matrix:
+ *
+ * ```c
+ * static float logits[32][128256];
+ * static float values[32][2];
+ * static int64_t indices[32][2];
+ * uint32_t in_sizes[2] = {32, 128256}, out_sizes[2] = {32, 2};
+ * topk_tensor_desc input = {
+ *     .data_type = TOPK_DATA_TYPE_FLOAT32,
+ *     .dimension_count = 2,
+ *     .sizes = in_sizes,
+ *     .strides = NULL, // packed row-major: {128256, 1}
+ *     .total_tensor_size_in_bytes = sizeof logits,
+ *     .data = logits,
+ * };
+ * topk_tensor_desc out_values = {TOPK_DATA_TYPE_FLOAT32, 2, out_sizes, NULL, sizeof values, values};
+ * topk_tensor_desc out_indices = {
+ *     .data_type = TOPK_DATA_TYPE_INT64, .dimension_count = 2, .sizes = out_sizes,
+ *     .total_tensor_size_in_bytes = sizeof indices, .data = indices, // .strides: NULL
+ * };
+ * ```
+ *
+ * Fields left out of a designated initialiser are zero, so `strides` is NULL unless given.
  */
 typedef struct topk_tensor_desc {
   /**
-   * One of the `TOPK_DATA_TYPE_*` constants (DML_TENSOR_DATA_TYPE numbering, plus BFLOAT16 = 64).
+   * The element type: one of the `TOPK_DATA_TYPE_*` constants (DirectML's `DML_TENSOR_DATA_TYPE`
+   * numbers, plus `TOPK_DATA_TYPE_BFLOAT16` = 64). The values output has the input's; the indices
+   * output is UINT32, UINT64, INT32 or INT64.
    */
   uint32_t data_type;
   /**
-   * Number of dimensions, 1 to 8.
+   * The number of dimensions, 1 to `TOPK_MAX_DIMENSION_COUNT` (8); the same for the input and both
+   * outputs.
    */
   uint32_t dimension_count;
   /**
-   * `dimension_count` sizes, outermost first.
+   * `dimension_count` sizes, outermost first (as C arrays and NumPy list them). An output's are the
+   * input's with `k` along `axis`. A size may be 0 (then nothing is read or written).
    */
   const uint32_t *sizes;
   /**
-   * `dimension_count` strides in elements, or NULL for packed row-major.
+   * `dimension_count` strides, in elements (not bytes), outermost first; or NULL for packed row-major
+   * (the last dimension's stride 1, each other the product of the sizes after it). Any strides are
+   * accepted (permuted, stepped, 0 to repeat an element), provided every element they reach lies
+   * within `total_tensor_size_in_bytes`; an output's must not map two coordinates to one element.
    */
   const uint32_t *strides;
   /**
-   * Bytes readable (input) or writable (outputs) from `data`; a trailing partial element is ignored.
+   * The bytes readable (input) or writable (outputs) from `data`, e.g. `sizeof` the array; every
+   * element the sizes and strides reach must lie within it. A trailing partial element is ignored.
    */
   uint64_t total_tensor_size_in_bytes;
   /**
-   * The element at coordinate zero; aligned to the element size. May be NULL if the tensor has no
-   * elements.
+   * The element at coordinate zero, aligned to its element size (`float *`, `int64_t *`, ...: any
+   * object pointer converts). May be NULL if the tensor has no elements. The input's is only read
+   * (declared non-const, as DirectML declares it); the input, outputs and scratch must not overlap.
    */
   void *data;
 } topk_tensor_desc;
@@ -312,6 +371,18 @@ int32_t topk1_scratch_bytes(const struct topk_tensor_desc *input, uint32_t axis,
  * never NULL.
  */
 const char *topk_status_message(int32_t status);
+
+/**
+ * The library's version, e.g. `"0.1.0"`: a static, NUL-terminated string; never NULL. A program can
+ * compare it with the header's `TOPK_KERNELS_VERSION` to catch a header and library of two releases.
+ */
+const char *topk_version(void);
+
+/**
+ * The library's version as `major * 1000000 + minor * 1000 + patch` (0.1.0 is 1000), to compare with
+ * the header's `TOPK_KERNELS_VERSION_NUMBER`.
+ */
+uint32_t topk_version_number(void);
 
 #ifdef __cplusplus
 }  // extern "C"

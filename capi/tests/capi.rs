@@ -877,3 +877,26 @@ fn status_messages() {
         assert_eq!(message(status), "unknown status");
     }
 }
+
+/// The version functions tell the crate's version, as the header's macros do.
+#[test]
+fn version() {
+    // SAFETY: `topk_version` returns a static NUL-terminated string.
+    let text = unsafe { CStr::from_ptr(topk_version()) };
+    assert_eq!(text.to_str(), Ok(env!("CARGO_PKG_VERSION")));
+    let number = topk_version_number();
+    assert_eq!(number, TOPK_KERNELS_VERSION_NUMBER);
+    let parts: Vec<u32> = env!("CARGO_PKG_VERSION")
+        .split('.')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert_eq!(number, parts[0] * 1_000_000 + parts[1] * 1000 + parts[2]);
+    assert_eq!(
+        [
+            TOPK_KERNELS_VERSION_MAJOR,
+            TOPK_KERNELS_VERSION_MINOR,
+            TOPK_KERNELS_VERSION_PATCH
+        ],
+        parts[..]
+    );
+}

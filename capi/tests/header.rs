@@ -7,7 +7,13 @@ use std::path::Path;
 #[test]
 fn header_is_fresh() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml parses");
+    let mut config = cbindgen::Config::from_file(dir.join("cbindgen.toml")).expect("cbindgen.toml parses");
+    // cbindgen copies numeric constants only; the version string comes from Cargo.toml here.
+    config.after_includes = Some(format!(
+        "\n/** The header's version, as `topk_version` returns the library's. */\n\
+         #define TOPK_KERNELS_VERSION \"{}\"",
+        env!("CARGO_PKG_VERSION")
+    ));
     // `with_src` parses the one source file directly: no `cargo metadata`, so no network or lock waits.
     let bindings = cbindgen::Builder::new()
         .with_config(config)
@@ -40,6 +46,11 @@ fn header_declares_the_abi() {
         "int32_t topk1_scratch_bytes(const struct topk_tensor_desc *input,",
         "size_t *bytes);",
         "const char *topk_status_message(int32_t status);",
+        "const char *topk_version(void);",
+        "uint32_t topk_version_number(void);",
+        concat!("#define TOPK_KERNELS_VERSION \"", env!("CARGO_PKG_VERSION"), "\""),
+        "#define TOPK_KERNELS_VERSION_MAJOR",
+        "#define TOPK_KERNELS_VERSION_NUMBER",
         "#define TOPK_SCRATCH_ALIGNMENT 8",
         "#define TOPK_STATUS_OK 0",
         "#define TOPK_DATA_TYPE_FLOAT32 1",

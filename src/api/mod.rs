@@ -5,5 +5,6 @@
 pub(crate) mod accumulator;
 pub mod naive;
 #[cfg(feature = "rayon")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]
 pub mod parallel;
 pub(crate) mod topk;

@@ -1,10 +1,14 @@
 //! Which SIMD engines this CPU (and this build) can run, and the tokens that prove it.
 //!
-//! - x86_64 with `std`: `is_x86_feature_detected!` once, the answer cached as a level in an `AtomicU8`
-//!   (a level, not function pointers: statics inside generic functions are shared by all their
-//!   instantiations, so one cached pointer could not serve every element type).
-//! - x86_64 without `std`: what the build enables at compile time (`-C target-feature=+avx2,+f16c,+popcnt`
-//!   or `+avx512f,+avx512bw,+popcnt`, or a `target-cpu` such as `x86-64-v3`); no CPUID probing.
+//! - x86_64, with or without `std`: CPUID and XGETBV once (`core::arch`, no `std` needed), the answer
+//!   cached as a level in an `AtomicU8` (a level, not function pointers: statics inside generic
+//!   functions are shared by all their instantiations, so one cached pointer could not serve every
+//!   element type). An engine counts only if the CPU has its instructions *and* the operating system
+//!   saves their registers (XCR0): a kernel or hypervisor that leaves the YMM or ZMM state out gets the
+//!   engines below it. What the build enables at compile time (`-C target-cpu=x86-64-v3` or `-v4`, or
+//!   `-C target-feature=...`) counts as found, since such a build already assumes it everywhere. The
+//!   engines themselves are compiled where SSE2 is enabled, which every hosted x86_64 target has and
+//!   `x86_64-unknown-none` (a soft-float ABI) has not; detection runs there too, for the flags below.
 //!
 //! Both x86 engines also use POPCNT, and the AVX2 one F16C (f16 lanes converted to f32): every AVX2 CPU
 //! has both, but `+avx2` alone enables neither.
@@ -25,13 +29,13 @@ const AVX512: u8 = 2;
 #[allow(dead_code)] // set on aarch64 only
 const NEON: u8 = 4;
 /// Not an engine: an AMD CPU ([`Facts::amd`]).
-#[allow(dead_code)] // set on x86_64 with `std` only
+#[allow(dead_code)] // set on x86_64 only
 const AMD: u8 = 8;
 /// Not an engine: an AMD CPU of family 0x1A or later ([`Facts::zen5`]).
-#[allow(dead_code)] // set on x86_64 with `std` only
+#[allow(dead_code)] // set on x86_64 only
 const ZEN5: u8 = 16;
 /// Not an engine: an AMD CPU of family 0x19 with AVX-512 ([`Facts::zen4`]).
-#[allow(dead_code)] // set on x86_64 with `std` only
+#[allow(dead_code)] // set on x86_64 only
 const ZEN4: u8 = 32;
 
 /// Whether the AVX2 engine can run here.
@@ -53,8 +57,8 @@ pub(crate) fn has_neon() -> bool {
 }
 
 /// The CPU facts a strategy's choice depends on, beside the engines it has: a few of its tunings are
-/// per vendor and family (`dispatch::strategy` says which and why). Without `std` all are false (no
-/// CPUID probing).
+/// per vendor and family (`dispatch::strategy` says which and why). All false but on x86_64, where
+/// CPUID tells.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Facts {
     /// An AMD CPU.
@@ -84,7 +88,7 @@ pub(crate) struct Avx2(());
 
 #[cfg(simd_x86)]
 impl Avx2 {
-    /// The token, if the CPU (and the build, without `std`) has AVX2, F16C and POPCNT.
+    /// The token, if the CPU has AVX2, F16C and POPCNT, and the OS saves the YMM registers.
     pub(crate) fn new() -> Option<Self> {
         has_avx2().then_some(Avx2(()))
     }
@@ -98,7 +102,7 @@ pub(crate) struct Avx512(());
 
 #[cfg(simd_x86)]
 impl Avx512 {
-    /// The token, if the CPU (and the build, without `std`) has AVX-512F, AVX-512BW and POPCNT.
+    /// The token, if the CPU has AVX-512F, AVX-512BW and POPCNT, and the OS saves the ZMM registers.
     pub(crate) fn new() -> Option<Self> {
         has_avx512().then_some(Avx512(()))
     }
@@ -118,16 +122,17 @@ impl Neon {
 }
 
 /// The level with bit 7 set ([`KNOWN`]), or 0 before the first detection.
-#[cfg(all(feature = "std", not(miri)))]
+#[cfg(all(any(target_arch = "x86_64", feature = "std"), not(miri)))]
 static LEVEL: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
 
 /// Marks [`LEVEL`] as detected.
-#[cfg(all(feature = "std", not(miri)))]
+#[cfg(all(any(target_arch = "x86_64", feature = "std"), not(miri)))]
 const KNOWN: u8 = 0x80;
 
-/// The level, detected once and cached in std builds; known at compile time otherwise. Inlined, so
-/// that the cached case is one load: the strategy reads [`facts`] for each run of rows.
-#[cfg(all(feature = "std", not(miri)))]
+/// The level, detected once and cached where it is found at run time (x86_64's CPUID, and `std`'s
+/// `TOPK_MAX_ISA`). Inlined, so that the cached case is one load: the strategy reads [`facts`] for
+/// each run of rows.
+#[cfg(all(any(target_arch = "x86_64", feature = "std"), not(miri)))]
 #[inline(always)]
 fn level() -> u8 {
     let cached = LEVEL.load(core::sync::atomic::Ordering::Relaxed);
@@ -138,17 +143,22 @@ fn level() -> u8 {
 }
 
 /// Detects the level and caches it.
-#[cfg(all(feature = "std", not(miri)))]
+#[cfg(all(any(target_arch = "x86_64", feature = "std"), not(miri)))]
 #[cold]
 #[inline(never)]
 fn first_level() -> u8 {
+    #[cfg(feature = "std")]
     let level = capped(detected(), std::env::var("TOPK_MAX_ISA").ok().as_deref());
+    #[cfg(not(feature = "std"))]
+    let level = detected();
     // Racing threads store the same value.
     LEVEL.store(level | KNOWN, core::sync::atomic::Ordering::Relaxed);
     level
 }
 
-#[cfg(not(all(feature = "std", not(miri))))]
+/// A constant elsewhere (aarch64 without `std`, 32-bit Arm, miri): nothing to cache, and a firmware
+/// build keeps no load in its loops.
+#[cfg(not(all(any(target_arch = "x86_64", feature = "std"), not(miri))))]
 fn level() -> u8 {
     detected()
 }
@@ -166,30 +176,68 @@ fn capped(level: u8, max_isa: Option<&str>) -> u8 {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+/// What CPUID and XGETBV report, plus what the build enables at compile time.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 fn detected() -> u8 {
-    let mut level = 0;
+    use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
+    let bit = |word: u32, n: u32| (word >> n) & 1 != 0;
+    // SAFETY: every x86_64 CPU has CPUID, and leaves 0 and 1 exist on all of them. (Safe itself from
+    // Rust 1.94; the crate's MSRV is older.)
+    #[allow(unused_unsafe)]
+    let (leaf_0, leaf_1) = unsafe { (__cpuid(0), __cpuid(1)) };
+    // Leaf 7 (structured extended features) exists where leaf 0 says the CPU has that many.
+    let leaf_7_ebx = if leaf_0.eax >= 7 {
+        // SAFETY: as above; leaf 7 exists on this CPU.
+        #[allow(unused_unsafe)]
+        let leaf_7 = unsafe { __cpuid_count(7, 0) };
+        leaf_7.ebx
+    } else {
+        0
+    };
+    // Registers the OS saves on a context switch (XCR0), readable where it set CR4.OSXSAVE (leaf 1,
+    // ECX bit 27). Without that, AVX instructions fault or lose state whatever CPUID says.
+    let xcr0 = if bit(leaf_1.ecx, 27) {
+        // SAFETY: OSXSAVE says the OS enabled XSAVE, so XGETBV exists and reads XCR0 without faulting.
+        unsafe { _xgetbv(0) }
+    } else {
+        0
+    };
+    // SSE and AVX state (bits 1, 2); then the opmask, and both halves of the ZMM registers (bits 5-7).
+    let ymm = xcr0 & 0b110 == 0b110;
+    let zmm = ymm && xcr0 & 0b1110_0000 == 0b1110_0000;
     // POPCNT comes with both (the prefix bound counts mask bits); every such CPU has it.
-    let popcnt = std::is_x86_feature_detected!("popcnt");
-    // Every AVX2 CPU has F16C; the AVX2 engine converts f16 lanes with it.
-    if popcnt && std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
+    let popcnt = bit(leaf_1.ecx, 23);
+    let mut level = 0;
+    // Every AVX2 CPU has F16C (leaf 1, ECX bit 29); the AVX2 engine converts f16 lanes with it.
+    if popcnt && ymm && bit(leaf_1.ecx, 29) && bit(leaf_7_ebx, 5) {
         level |= AVX2;
     }
-    if popcnt && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw") {
+    // AVX-512F and AVX-512BW: leaf 7, EBX bits 16 and 30.
+    if popcnt && zmm && bit(leaf_7_ebx, 16) && bit(leaf_7_ebx, 30) {
+        level |= AVX512;
+    }
+    // A build for these features runs only where they are: an emulator whose CPUID leaves them out
+    // still gets the engine the build was made for.
+    if cfg!(all(
+        target_feature = "popcnt",
+        target_feature = "avx2",
+        target_feature = "f16c"
+    )) {
+        level |= AVX2;
+    }
+    if cfg!(all(
+        target_feature = "popcnt",
+        target_feature = "avx512f",
+        target_feature = "avx512bw"
+    )) {
         level |= AVX512;
     }
     // Leaf 0's vendor string, "AuthenticAMD", in EBX, EDX, ECX.
-    // SAFETY: every x86_64 CPU has CPUID, and leaf 0 exists on all of them. (Safe itself from Rust
-    // 1.94; the crate's MSRV is older.)
-    #[allow(unused_unsafe)]
-    let vendor = unsafe { std::arch::x86_64::__cpuid(0) };
-    if [vendor.ebx, vendor.edx, vendor.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163] {
+    if [leaf_0.ebx, leaf_0.edx, leaf_0.ecx] == [0x6874_7541, 0x6974_6e65, 0x444d_4163] {
         level |= AMD;
         // Leaf 1's family: the base family (bits 8-11), plus the extended one (bits 20-27) where the base
         // is 0xF.
-        // SAFETY: as above; leaf 1 exists on every x86_64 CPU.
-        #[allow(unused_unsafe)]
-        let signature = unsafe { std::arch::x86_64::__cpuid(1) }.eax;
+        let signature = leaf_1.eax;
         let base = (signature >> 8) & 0xF;
         let family = if base == 0xF {
             base + ((signature >> 20) & 0xFF)
@@ -201,19 +249,6 @@ fn detected() -> u8 {
         } else if family == 0x19 && level & AVX512 != 0 {
             level |= ZEN4;
         }
-    }
-    level
-}
-
-#[cfg(all(target_arch = "x86_64", not(feature = "std"), not(miri)))]
-fn detected() -> u8 {
-    let mut level = 0;
-    let popcnt = cfg!(target_feature = "popcnt");
-    if popcnt && cfg!(target_feature = "avx2") && cfg!(target_feature = "f16c") {
-        level |= AVX2;
-    }
-    if popcnt && cfg!(target_feature = "avx512f") && cfg!(target_feature = "avx512bw") {
-        level |= AVX512;
     }
     level
 }
@@ -234,6 +269,15 @@ mod tests {
     fn detection_is_stable_and_consistent() {
         let first = (super::has_avx2(), super::has_avx512(), super::has_neon());
         assert_eq!(first, (super::has_avx2(), super::has_avx512(), super::has_neon()));
+        // The probe without `std` agrees with `std`'s (this machine's CPU and OS).
+        #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+        assert_eq!(
+            first.0,
+            std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("f16c")
+                && std::is_x86_feature_detected!("popcnt")
+                && std::env::var("TOPK_MAX_ISA").as_deref() != Ok("portable")
+        );
         #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
         assert_eq!(
             first.1,
