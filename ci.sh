@@ -30,6 +30,7 @@ command -v cc >/dev/null || packages+=(gcc)
 ls /usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1 || packages+=(mesa-vulkan-drivers)
 ldconfig -p | grep -q 'libvulkan\.so\.1' || packages+=(libvulkan1)
 command -v c++ >/dev/null || packages+=(g++)
+command -v pkg-config >/dev/null || packages+=(pkgconf)
 python3 -c 'import venv, ensurepip' 2>/dev/null || packages+=(python3-venv)
 if ((${#packages[@]})); then
     as_root apt-get update -qq
@@ -132,6 +133,9 @@ TOPK_CAPI_LIB=$(artifacts_where 'm["target"]["name"] == "topk_kernels_capi" and 
     '*[f for f in m["filenames"] if f.endswith(".a")]')
 [[ -f $TOPK_CAPI_LIB ]] || { echo "no static library of the C ABI among the test step's artifacts"; exit 1; }
 TOPK_CAPI_LIB=$TOPK_CAPI_LIB capi/tests/run_c_tests.sh
+# The library installed into a temporary prefix with its header and pkg-config file, and the example
+# built against it there (shared and static), as a C user would.
+TOPK_CAPI_PROFILE=dev capi/tests/install_and_build_example.sh
 # The same C program on 32-bit ARM under qemu: the header's types where size_t and pointers are 32 bits.
 cargo build -p topk-kernels-capi --target armv7-unknown-linux-gnueabihf --release
 CC=arm-linux-gnueabihf-gcc TOPK_C_RUNNER="$CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUNNER" \
