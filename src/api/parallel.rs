@@ -341,9 +341,9 @@ impl<T: Element> Job for Piece<'_, T> {
             ViewMut::contiguous(&mut positions, [kept])?,
             &mut scratch,
         )?;
-        let flip = self.direction.flip::<T::Key>();
+        let order = self.direction.order::<T::Key>();
         self.best = (values.into_iter().zip(positions))
-            .map(|(value, position)| Slot::new(value, self.first as u64 + position, flip))
+            .map(|(value, position)| Slot::new(value, self.first as u64 + position, order))
             .collect();
         Ok(())
     }

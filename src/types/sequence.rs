@@ -45,7 +45,7 @@ impl<'a, T: Copy> Sequence<'a, T> {
     }
 
     /// The same sequence, for a caller that has no use for keys at or above `cap` (ordered keys, as
-    /// [`ordered_key`](crate::types::element::ordered_key) makes them): an engine may then report fewer than K,
+    /// [`Order::key`](crate::types::element::Order::key) makes them): an engine may then report fewer than K,
     /// only the first K of those below `cap`, or ignore the cap and report the first K as usual. An
     /// [`Accumulator`](crate::Accumulator) passes its K-th kept key, so that a chunk's scan starts with
     /// the threshold its earlier chunks left, as one scan of the whole sequence would have it.
@@ -95,14 +95,16 @@ impl<'a, T: Copy> Sequence<'a, T> {
     }
 }
 
-/// `count` neighbouring sequences side by side: sequence `lane` is `first` moved `lane` elements on.
+/// `count` neighbouring sequences read side by side, one per lane: sequence `lane` is `first` moved
+/// `lane` elements on, so element `j` of every one is adjacent in memory (the columns of a row-major
+/// matrix whose rows are position `j`).
 #[derive(Clone, Copy)]
-pub(crate) struct Side<'a, T> {
+pub(crate) struct Columns<'a, T> {
     first: Sequence<'a, T>,
     count: usize,
 }
 
-impl<'a, T: Copy> Side<'a, T> {
+impl<'a, T: Copy> Columns<'a, T> {
     /// The `count` sequences `first`, `first` moved one element on, and so on.
     ///
     /// # Safety
@@ -110,7 +112,7 @@ impl<'a, T: Copy> Side<'a, T> {
     /// and `position < first.len()`.
     #[inline(always)]
     pub(crate) unsafe fn new(first: Sequence<'a, T>, count: usize) -> Self {
-        Side { first, count }
+        Columns { first, count }
     }
 
     /// Number of sequences.
