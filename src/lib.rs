@@ -103,6 +103,9 @@ mod walk;
 mod api;
 
 pub use api::accumulator::{Accumulator, Slot};
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub use api::internals;
 pub use api::naive;
 #[cfg(feature = "rayon")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]

@@ -3,6 +3,8 @@
 //! ([`Accumulator`](accumulator::Accumulator)), and rayon's threads ([`parallel`], feature `rayon`).
 
 pub(crate) mod accumulator;
+#[cfg(feature = "internals")]
+pub mod internals;
 pub mod naive;
 #[cfg(feature = "rayon")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]

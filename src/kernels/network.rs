@@ -1,7 +1,7 @@
 //! Bitonic sorting networks over [`Vector`] lanes, written once for every ISA: the final order of the
 //! K (up to 512; beyond, the leaves of `partition::sort`), short rows collected whole, rows where K is a
 //! large part of n (all on packed (key, position) entries in 64-bit lanes, on the engines where that
-//! beats `core`'s sort: see `sorter::Network`), and the K-th smallest of the group minima behind the prefix
+//! beats `core`'s sort: see `sorter::NetworkSorter`), and the K-th smallest of the group minima behind the prefix
 //! bound and the guessed cap (keys in 32- or 64-bit lanes, every engine).
 //!
 //! ```text

@@ -1,7 +1,7 @@
 //! Selection and sorting by vectorised partitioning (quickselect, quicksort) on packed (key, position)
 //! words in 64-bit lanes, written once for every ISA: the compactions of the candidate buffer, the step
 //! that halves what the sorting network sorts, and the sort of more than 512 entries, on the engine where
-//! they beat `core`'s (AVX-512: see `sorter::Network`; the other engines' tests run them too).
+//! they beat `core`'s (AVX-512: see `sorter::NetworkSorter`; the other engines' tests run them too).
 //!
 //! ```text
 //! select(words, k):                         // the k smallest first, the k-th at k - 1

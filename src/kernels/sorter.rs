@@ -36,10 +36,10 @@ pub(crate) trait PackedPartition: PackedNetwork {
 /// block, a selection first halves what it sorts. A compaction needs no order, and an O(n) select beats
 /// the O(n log² n) network from 64 entries on.
 ///
-/// The partition beats `core`'s select from 129 entries on (`partition::tests::select_against_core`),
+/// The partition beats `core`'s select from 129 entries on (`benches/sorters.rs`, "partition select"),
 /// and beyond 512 entries the sort is the quicksort of [`partition::sort`] (the partition, the network
 /// on parts of one block, parts past K dropped), whatever K: the network's O(n log² n) loses to it as
-/// n grows (`partition::tests::sort_against_network`). The crossovers are in BENCHMARKS.md, decisions.
+/// n grows (`benches/sorters.rs`, "partition sort"). The crossovers are in BENCHMARKS.md, decisions.
 /// The AVX2 engine keeps `core`'s selection and sort: the same code on four lanes does not beat them up
 /// to 512 entries (select) and 2048 (sort).
 pub(crate) struct NetworkSorter<V>(PhantomData<V>);

@@ -486,7 +486,7 @@ impl Vector for U64x8 {
         // that lane i's low three bits are byte i (`vpermq` reads no more). Compressing the set lanes and
         // expanding the compressed clear ones above them (`vpcompressq`, `vpexpandq`, register forms)
         // takes three instructions of two micro-ops on the shuffle port, which slows the whole partition
-        // (`partition::tests::select_against_core`).
+        // (`benches/sorters.rs`, "partition select").
         let packed = PARTITION[(bits & 0xFF) as usize];
         // SAFETY: AVX-512F is present (module invariant).
         U64x8(unsafe {

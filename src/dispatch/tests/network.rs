@@ -5,7 +5,7 @@ use std::vec::Vec;
 use super::{OnEngine, engines};
 use crate::dispatch::engine::Backend;
 use crate::dispatch::engine::Engine;
-use crate::kernels::testing::{ns_per_call, xorshift};
+use crate::kernels::testing::xorshift;
 
 /// Sorts `entries` with `engine` for `k` and checks the first `k` against `core`'s sort, and that
 /// the whole is still a permutation of the input.
@@ -116,43 +116,6 @@ fn sorts_every_length_and_prefix() {
                     check(backend, engine, &few, k);
                 }
             }
-        }
-    }
-}
-
-/// The measurement behind `sorter::Network`'s choices, with the results checked:
-/// `cargo test --release --lib network_against_core -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn network_against_core() {
-    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
-    for len in [16usize, 32, 64, 100, 128, 200, 256, 512, 1024, 2000] {
-        let data: Vec<Vec<u64>> = (0..64).map(|_| (0..len).map(|_| next()).collect()).collect();
-        let reps = 200_000 / len;
-        let time = |f: &mut dyn FnMut(&mut [u64])| ns_per_call(&data, reps, f);
-        for (backend, engine) in engines().filter(|(b, _)| *b != Backend::Scalar) {
-            for entries in &data {
-                check(backend, engine, entries, len / 2);
-            }
-            let net_full = time(&mut |w| {
-                engine.network_sort(w, len);
-            });
-            let net_half = time(&mut |w| {
-                engine.network_sort(w, len / 2);
-            });
-            let core_sort = time(&mut |w| w.sort_unstable());
-            let core_sel = time(&mut |w| {
-                w.select_nth_unstable(len / 2 - 1);
-            });
-            let core_half = time(&mut |w| {
-                w.select_nth_unstable(len / 2 - 1);
-                w[..len / 2].sort_unstable();
-            });
-            let copy = time(&mut |_| {});
-            std::println!(
-                "{:8} len {len:5}: copy {copy:7.0} net full {net_full:7.0} net half {net_half:7.0} | core sort {core_sort:7.0} select half {core_sel:7.0} select+sort half {core_half:7.0} ns",
-                backend.name()
-            );
         }
     }
 }

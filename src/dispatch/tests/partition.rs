@@ -5,7 +5,7 @@ use std::vec::Vec;
 use super::{OnEngine, engines};
 use crate::dispatch::engine::{Backend, Engine};
 use crate::kernels::partition::*;
-use crate::kernels::testing::{ns_per_call, xorshift};
+use crate::kernels::testing::xorshift;
 use crate::simd::vector::Vector;
 
 /// The long inputs' length: 100k when optimised (the qemu run), 20k in the unoptimised host build,
@@ -345,103 +345,4 @@ fn quicksort_worst_cases_fall_back() {
     let mut want = random;
     want.sort_unstable();
     assert_eq!(words[..len / 3], want[..len / 3]);
-}
-
-/// The measurement behind `sorter::Network`'s use of [`select`], with the results checked, on the
-/// SIMD engines: `cargo test --release --lib select_against_core -- --ignored --nocapture`. Random
-/// words, and what a compaction sees when every element enters (ascending data selected `Decreasing`):
-/// the K kept, then K new ones, each below all before it.
-#[test]
-#[ignore]
-fn select_against_core() {
-    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
-    for len in [64usize, 128, 192, 256, 384, 512, 1024, 2048, 4096, 10_000, 100_000] {
-        let copies = ((1 << 22) / len / 8).clamp(4, 64);
-        let random: Vec<Vec<u64>> = (0..copies).map(|_| (0..len).map(|_| next()).collect()).collect();
-        let descending: Vec<Vec<u64>> = (0..copies)
-            .map(|c| {
-                let n = len as u64;
-                let mut words: Vec<u64> = (0..n).map(|i| (n - i + c as u64) << 32 | i).collect();
-                words[..len / 2].reverse();
-                words
-            })
-            .collect();
-        let reps = (20_000_000 / len).clamp(50, 200_000);
-        for (name, data) in [("random", &random), ("entering", &descending)] {
-            let time = |f: &mut dyn FnMut(&mut [u64])| ns_per_call(data, reps, f);
-            let copy = time(&mut |_| {});
-            for k in [len / 2, len / 8] {
-                let core = time(&mut |w| {
-                    w.select_nth_unstable(k - 1);
-                });
-                let mut line = std::format!("{name:8} len {len:6} k {k:5}: copy {copy:7.0} core {core:7.0}");
-                for (backend, engine) in engines().filter(|(b, _)| !matches!(b, Backend::Scalar | Backend::Portable)) {
-                    for words in data {
-                        check(backend, engine, words, k, "timed");
-                    }
-                    let simd = time(&mut |w| {
-                        engine.partition_select(w, k);
-                    });
-                    let ratio = (core - copy) / (simd - copy);
-                    line += &std::format!(" {} {simd:7.0} ({ratio:.2}x)", backend.name());
-                }
-                std::println!("{line} ns (copy included)");
-            }
-        }
-    }
-}
-
-/// The measurement behind `sorter::Network`'s use of [`sort`], with the results checked, on the SIMD
-/// engines: `cargo test --release --lib sort_against_network -- --ignored --nocapture`. Random words,
-/// all of them sorted and the best half; against `core`'s sort (of the best half: select, then sort)
-/// and the network alone (after [`select`] beyond 64 words when k < n).
-#[test]
-#[ignore]
-fn sort_against_network() {
-    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
-    for len in [
-        96usize, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, 10_000, 30_000, 100_000,
-    ] {
-        let copies = ((1 << 22) / len / 8).clamp(4, 64);
-        let data: Vec<Vec<u64>> = (0..copies).map(|_| (0..len).map(|_| next()).collect()).collect();
-        let reps = (20_000_000 / len).clamp(20, 100_000);
-        let time = |f: &mut dyn FnMut(&mut [u64])| ns_per_call(&data, reps, f);
-        let copy = time(&mut |_| {});
-        for k in [len, len / 2] {
-            let core = time(&mut |w| {
-                if k < w.len() {
-                    w.select_nth_unstable(k - 1);
-                }
-                w[..k].sort_unstable();
-            });
-            let mut line = std::format!("len {len:6} k {k:6}: copy {copy:8.0} core {core:8.0}");
-            for (backend, engine) in engines().filter(|(b, _)| !matches!(b, Backend::Scalar | Backend::Portable)) {
-                for words in &data {
-                    check_sort(backend, engine, words, k, "timed");
-                }
-                let network = time(&mut |w| {
-                    if w.len() > 64 && k < w.len() {
-                        if w.len() > SMALL {
-                            engine.partition_select(w, k);
-                        } else {
-                            w.select_nth_unstable(k - 1);
-                        }
-                        engine.network_sort(&mut w[..k], k);
-                    } else {
-                        engine.network_sort(w, k);
-                    }
-                });
-                let quick = time(&mut |w| {
-                    engine.partition_sort(w, k);
-                });
-                line += &std::format!(
-                    " | {} network {network:8.0} quicksort {quick:8.0} ({:.2}x network, {:.2}x core)",
-                    backend.name(),
-                    (network - copy) / (quick - copy),
-                    (core - copy) / (quick - copy)
-                );
-            }
-            std::println!("{line} ns");
-        }
-    }
 }
