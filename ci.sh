@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then runs every check of the workspace, step by step (each
-# step's header is a line `=== NAME (at N s)`). From a clean clone on 2 cores it takes 20-30 minutes,
-# most of them compiling the kernel crate in its configurations.
+# step's header is a line `=== NAME (at N s)`). From a clean clone it takes long on 2 cores, most of
+# it compiling the kernel crate in its configurations: --only runs a step alone.
 # Usage: ./ci.sh                 every step
 #        ./ci.sh --quick         every step, less the fuzz smoke run and miri
 #        ./ci.sh --list          the steps' names
