@@ -9,7 +9,7 @@
 #                                regex, case-insensitive: --only format, --only 'clippy|docs'). Each step
 #                                runs alone; those that use an earlier step's builds (the capped tests,
 #                                the C ABI, the GPU example) build them first. The AVX-512 emulation's
-#                                result step needs its build step: --only AVX-512 selects both.
+#                                result step needs its build step: --only emulation selects both.
 # Knobs: FUZZ_SECONDS (per fuzz target, default 30), QUICKCHECK_TESTS, TOPK_SEED (see tests/common).
 set -euo pipefail
 cd "$(dirname "$0")"
