@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Robustness checks of issue 5, called by ./ci.sh:
+# The robustness checks, called by ./ci.sh (and runnable alone):
 #   1. fuzz smoke run: every cargo-fuzz target for $FUZZ_SECONDS (30) seconds from its committed seeds;
 #   2. miri on the library's unit tests (strict provenance);
 #   3. the library without std for x86_64-unknown-none and thumbv7em-none-eabihf;
@@ -12,14 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
-# Flash (text + data) of firmware/ in bytes: 34 KiB, about an eighth of the 256 KiB part link.x describes.
-# Measured on rustc 1.95 (opt-level "s", LTO): 16,864 with the scalar engine, 21,346 once the portable
-# engine became the default, 26,862 with the prefix bound, side-by-side rows and the broadcast-axis shortcut, 29,626 with the counting path for 8-bit keys (2026-11-25, as ci.sh measures it),
-# 32,676 by 2026-11-30, 33,170 once the counting path gathers before it sorts (its u8 rows of 1024
-# with K = 100 1.9x faster): the budget went from 32 to 34 KiB then. 35,010 on 2026-12-01, when the
-# example gained its third call (1000 f32 with K = 64, checked against the definition) and the FPU's
-# enabling: 36 KiB since. It catches a new dependency or a panic path that drags in formatting (about
-# 10 KB alone).
+# Flash (text + data) of firmware/ in bytes, 36 KiB: it catches a new dependency or a panic path that
+# drags in formatting (about 10 KB alone) before a microcontroller user does.
 FIRMWARE_BUDGET=${FIRMWARE_BUDGET:-36864}
 
 step() { printf '\n== %s (at %d s of this script)\n' "$*" "$SECONDS"; }
@@ -38,7 +32,7 @@ for target in x86_64-unknown-none thumbv7em-none-eabihf; do
     grep -qx "$target" <<<"$installed_targets" || rustup target add "$target"
 done
 if ! cargo fuzz --version >/dev/null 2>&1; then
-    # Unoptimised: it only runs cargo and the fuzz binaries, and builds in 25 s instead of 115.
+    # Unoptimised: it only runs cargo and the fuzz binaries, and builds several times faster.
     cargo install cargo-fuzz --locked --debug
 fi
 if ! command -v arm-none-eabi-size >/dev/null; then
@@ -48,8 +42,8 @@ fi
 if [ "$FUZZ_SECONDS" != 0 ]; then
     targets=$(cd fuzz && cargo +nightly fuzz list)
     # The smoke run's build: the dev profile (unoptimised, debug assertions on), without
-    # AddressSanitizer. cargo-fuzz's default (release, one codegen unit, ASan) took 8.5 minutes of the
-    # test command's 50 on 2 cores, this 1.1. The library's unsafe code is what ASan would watch: miri
+    # AddressSanitizer, which builds several times faster than cargo-fuzz's default (release, one codegen
+    # unit, ASan). The library's unsafe code is what ASan would watch: miri
     # runs it below (strict provenance), its debug assertions restate the preconditions, and the
     # campaigns of FUZZING.md run the default build.
     fuzz_build=(--dev --sanitizer none)
@@ -57,8 +51,8 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
     (cd fuzz && cargo +nightly fuzz build "${fuzz_build[@]}")
     scratch=$(mktemp -d)
     trap 'rm -rf "$scratch"' EXIT
-    # Two targets at a time, one per core: each still fuzzes a whole core for its seconds, and the five
-    # take three rounds of wall time instead of five.
+    # Two targets at a time, one per core: each still fuzzes a whole core for its seconds, in half the
+    # rounds of wall time.
     fuzz_one() {
         # New inputs go to the scratch corpus (the first dir); the committed seeds are only read. A crash
         # is saved under fuzz/artifacts/$1/ and reproduces with `cargo +nightly fuzz run $1 <file>`.
@@ -100,17 +94,14 @@ fi
 step "miri: library unit tests"
 if [ "${SKIP_MIRI:-0}" != 1 ]; then
     # Strict provenance: the kernels' pointer code (split plans, strided writes) must not need exposed
-    # addresses. Skipped: element::tests::float_keys_follow_the_spec_order (1.2 million key comparisons,
-    # no unsafe code; it would take the interpreter an hour). The others run at the sizes their tests pick
-    # under cfg!(miri): 342 s in all by libtest's clock (miri's virtual one) on 2026-11-28. Miri
-    # interprets on one core, so the tests run as two processes side by side after one build, split
-    # about evenly: the partition tests and the network's sorts (about half), and the rest. The step
-    # takes 5-6 minutes of wall time, build included (an attempt to run it beside the no_std builds
-    # below took 49 s longer than one after the other: a third process on two cores).
+    # addresses. Skipped: element::tests::float_keys_follow_the_spec_order (over a million key
+    # comparisons, no unsafe code; hours in the interpreter). The others run at the sizes their tests pick
+    # under cfg!(miri). Miri interprets on one core, so the tests run as two processes side by side after
+    # one build, split about evenly: the partition tests and the network's sorts, and the rest.
     export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
     miri_test() { cargo +nightly miri test --lib -p topk-kernels -q -- --skip float_keys_follow_the_spec_order "$@"; }
     miri_test --list >/dev/null
-    half=(arch::generic::partition:: arch::generic::network::tests::sorts_every)
+    half=(dispatch::tests::partition:: dispatch::tests::network::sorts_every)
     miri_log=$(mktemp)
     miri_test "${half[@]}" >"$miri_log" 2>&1 &
     first_half=$!

@@ -12,8 +12,8 @@ directions, ties, NaNs with payloads and either sign, +-0, +-inf, subnormals, in
 index types, C and Fortran order, empty tensors. Each is run through the CLI and compared with
 `onnx.reference.ReferenceEvaluator` on a TopK node (opset 11): values as raw bytes, indices exactly.
 
-Every case is also compared with `spec_topk`, SPEC.md §1-2 written in NumPy. The ONNX reference sorts with
-`np.lexsort((±position, x))`, whose order is the SPEC's (NaNs above +inf and tied with each other, -0 tied
+Every case is also compared with `spec_topk`, docs/CONTRACT.md §1-2 written in NumPy. The ONNX reference sorts with
+`np.lexsort((±position, x))`, whose order is docs/CONTRACT.md's (NaNs above +inf and tied with each other, -0 tied
 with +0, ties by ascending position in both directions); if it ever disagrees with `spec_topk`, the case
 is counted as an ONNX deviation, reported, and the CLI is held to `spec_topk` instead.
 
@@ -49,7 +49,7 @@ def onnx_topk(x, axis, k, largest):
 
 
 def spec_topk(x, axis, k, largest):
-    """SPEC.md §1-2 in NumPy: a stable sort by (key, position), the first k."""
+    """docs/CONTRACT.md §1-2 in NumPy: a stable sort by (key, position), the first k."""
     position = np.indices(x.shape)[axis] if x.size else np.zeros(x.shape, np.int64)
     if x.dtype.kind == "f":
         with np.errstate(invalid="ignore"):  # signalling NaNs stay NaN
@@ -167,7 +167,7 @@ class Runner:
         spec_v, spec_i = spec_topk(np.ascontiguousarray(x), axis, k, largest)
         if want_v.tobytes() != spec_v.tobytes() or not np.array_equal(want_i, spec_i):
             self.onnx_deviations += 1
-            print(f"note: the ONNX reference differs from SPEC.md on {case}; comparing with spec_topk", flush=True)
+            print(f"note: the ONNX reference differs from docs/CONTRACT.md on {case}; comparing with spec_topk", flush=True)
             want_v, want_i = spec_v, spec_i
         index_type = case["index_type"]
         p, vpath, ipath = self.topk(path, axis, k, "decreasing" if largest else "increasing", index_type)
@@ -333,7 +333,7 @@ def main():
             r.passed, r.failed = r.passed + other.passed, r.failed + other.failed
             r.onnx_deviations += other.onnx_deviations
     if r.onnx_deviations:
-        print(f"note: the ONNX reference differed from SPEC.md on {r.onnx_deviations} cases")
+        print(f"note: the ONNX reference differed from docs/CONTRACT.md on {r.onnx_deviations} cases")
     print(f"{r.passed} passed, {r.failed} failed")
     return 1 if r.failed else 0
 

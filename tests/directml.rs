@@ -1,4 +1,4 @@
-//! The four examples of DirectML's DML_TOP_K1 page (SPEC.md §7), exactly, through every backend.
+//! The four examples of DirectML's DML_TOP_K1 page (docs/CONTRACT.md §7), exactly, through every backend.
 
 use topk_kernels::{Backend, Direction, TopK, View, ViewMut};
 

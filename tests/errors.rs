@@ -1,4 +1,4 @@
-//! Every row of SPEC.md §5 that is an error: the exact `Error` variant with its numbers, the same error
+//! Every row of docs/CONTRACT.md §5 that is an error: the exact `Error` variant with its numbers, the same error
 //! from every entry point (`TopK::new`, `topk`, `topk_on_stack`, `naive::topk`), outputs untouched, and
 //! a `Display` message that names the numbers.
 

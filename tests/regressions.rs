@@ -20,7 +20,7 @@ fn scratch_len_does_not_overflow_for_huge_sequences() {
 }
 
 /// Finding 2 (`request` target's oracle, after finding 1): an empty tensor with a huge axis is a valid
-/// request (SPEC.md §5: zero elements, valid parameters → Ok), but the plan asked for the scratch of one
+/// request (docs/CONTRACT.md §5: zero elements, valid parameters → Ok), but the plan asked for the scratch of one
 /// sequence of that length (2^41 words here) and answered `Error::Scratch` to any real buffer.
 #[test]
 fn empty_tensor_with_a_huge_axis_needs_no_scratch() {
@@ -75,7 +75,7 @@ fn accumulator_single_element_views_with_extreme_strides() {
 }
 
 /// Finding 4 (`request` target, a 30-minute timeout): a zero stride along the axis is a valid view of
-/// any length (SPEC.md §3): the fuzzer's had one element broadcast to 2^63 - 1 positions. Every engine
+/// any length (docs/CONTRACT.md §3): the fuzzer's had one element broadcast to 2^63 - 1 positions. Every engine
 /// scanned all of them: finite, but centuries. Such a sequence is one element repeated, so the first K
 /// are positions 0..K, all ties; the engines now answer that without reading the sequence.
 #[test]

@@ -137,7 +137,7 @@ fn example<I: Sample + Default>(
     assert_eq!(indices, want_indices, "axis {axis} k {k} {}", I::NAME);
 }
 
-/// The DirectML examples (SPEC.md §7) through `topk1`, with indices of every index type.
+/// The DirectML examples (docs/CONTRACT.md §7) through `topk1`, with indices of every index type.
 #[test]
 fn directml_examples() {
     const TIED: [f32; 12] = [1., 2., 2., 3., 3., 4., 5., 5., 6., 6., 6., 6.];

@@ -289,11 +289,10 @@ fn threaded<T: Sample, I: IndexSample>(
     ))
 }
 
-/// How long the kernel runs before it is timed (one run at least). On a pool of two threads on this
-/// project's VMs, back-to-back calls of 1M f32 with K = 100 ran in a phase with the second thread
-/// asleep (each call on one thread, about 45 µs) for their first 50-200 calls, one in three runs, then
-/// at 22-23 µs; plain `topk` halves on `rayon::join` did the same. One warm-up call then left whole
-/// runs of 101 reps in that phase. The same warm-up on one thread keeps the two comparable.
+/// How long the kernel runs before it is timed (one run at least). A rayon pool's second thread can
+/// stay asleep for the first hundreds of back-to-back calls of a short kernel, which then run on one
+/// thread: one warm-up call is not enough to wake it. The same warm-up on one thread keeps the two
+/// comparable.
 const WARM_UP: Duration = Duration::from_millis(200);
 
 /// Runs `kernel` for [`WARM_UP`], at least once.
@@ -348,8 +347,7 @@ fn middle(mut times: Vec<f64>) -> f64 {
 ///
 /// XOR rather than a maximum: one instruction at every width, which vectorizes everywhere. Compiled for
 /// the widest vectors the CPU has, as the kernel is: built for the baseline target (SSE2 on x86-64) the
-/// fold ran at 60-65% of the memory's speed on a Zen 5 (1M f32: 0.060 ms, against 0.037 with AVX-512),
-/// and the kernel beat its "floor".
+/// fold runs well below the memory's speed, and the kernel would beat its "floor".
 fn streaming_fold<T: Sample>(data: &[T], len: usize, inner: usize, out: &mut [T::Raw]) {
     #[cfg(target_arch = "x86_64")]
     {

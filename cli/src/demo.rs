@@ -1,4 +1,4 @@
-//! `topk demo`: the four examples of DirectML's DML_TOP_K1 page (SPEC.md §7), computed by the library and
+//! `topk demo`: the four examples of DirectML's DML_TOP_K1 page (docs/CONTRACT.md §7), computed by the library and
 //! printed in the page's notation, then a short throughput table, what its columns mean, and a `run`
 //! command to try next.
 

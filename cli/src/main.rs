@@ -1,4 +1,4 @@
-//! `topk`: the command line of SPEC.md §8, over the `topk_kernels` crate.
+//! `topk`: the command line of docs/CONTRACT.md §8, over the `topk_kernels` crate.
 //!
 //! ```text
 //! cargo install --path cli                     # or, from a clone: cargo run --release -p topk-cli -- ...

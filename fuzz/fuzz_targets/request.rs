@@ -57,7 +57,7 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, bytes: &[u8]) {
             panic!("an invalid request was accepted: {c:?} naive {reference:?} topk {got:?}")
         }
         (Expect::Valid, Err(e), _) if !matches!(e, Error::Aliasing { .. }) => {
-            // Aliasing is the one rule the library checks conservatively (SPEC.md §3: a sufficient test).
+            // Aliasing is the one rule the library checks conservatively (docs/CONTRACT.md §3: a sufficient test).
             panic!("a valid request was rejected by naive: {e}: {c:?}")
         }
         (Expect::Valid, Ok(()), Err(e)) => panic!("a valid request was rejected by topk: {e}: {c:?}"),

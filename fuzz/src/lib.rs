@@ -3,7 +3,7 @@
 //!
 //! The oracle and the checker do not use the library's validation or its key mapping: they recompute
 //! every address in `i128`, enumerate output coordinates to find aliasing, and order values by an
-//! integer image of SPEC.md §2 written differently from `src/element.rs`. So a bug that the library's
+//! integer image of docs/CONTRACT.md §2 written differently from `src/types/element.rs`. So a bug that the library's
 //! naive reference shares with its fast engines (both sit behind the same `TopK::new`) still shows.
 
 use arbitrary::{Arbitrary, Unstructured};
@@ -49,7 +49,7 @@ pub trait Pod: Copy + core::fmt::Debug {
     fn from_le(bytes: &[u8]) -> Self;
     /// The bits, zero-extended: equality of `bits` is bitwise equality.
     fn bits(self) -> u64;
-    /// SPEC.md §2 as an integer: integers are themselves; floats go through f64 (exact for every
+    /// docs/CONTRACT.md §2 as an integer: integers are themselves; floats go through f64 (exact for every
     /// format here), `-0` becomes `+0`, negatives order by negated magnitude bits, every NaN is
     /// `i128::MAX`. Written apart from `topk_kernels::Element::key` on purpose.
     fn order(self) -> i128;
@@ -469,12 +469,12 @@ impl Request {
 /// What the oracle expects of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expect {
-    /// Every rule of SPEC.md §5 holds: `Ok` (or, see `maybe_aliasing`, the library's conservative
+    /// Every rule of docs/CONTRACT.md §5 holds: `Ok` (or, see `maybe_aliasing`, the library's conservative
     /// aliasing rejection).
     Valid,
     /// Some rule is broken: `Err`.
     Invalid,
-    /// SPEC.md does not decide (a zero-element view whose sizes overflow on the way to the zero).
+    /// docs/CONTRACT.md does not decide (a zero-element view whose sizes overflow on the way to the zero).
     Either,
 }
 
@@ -572,7 +572,7 @@ pub fn address(offset: usize, strides: &[isize], coord: &[usize]) -> i128 {
 }
 
 impl Concrete {
-    /// What SPEC.md §5 says of this request, worked out without the library. `index_max` is the index
+    /// What docs/CONTRACT.md §5 says of this request, worked out without the library. `index_max` is the index
     /// type's largest value.
     pub fn expect(&self, index_max: u64) -> Expect {
         if !(1..=MAX_RANK).contains(&self.rank) || self.axis >= self.rank {
@@ -628,7 +628,7 @@ pub fn with_views<T: Element, I: Index, R>(
 
 /// Checks a finished run independently of the library: for every sequence, each output value is the
 /// input element at the reported position (bit for bit), the K outputs are strictly ordered by
-/// (SPEC order, position), no unselected element comes before the last selected one, and every element
+/// (docs/CONTRACT.md §2 order, position), no unselected element comes before the last selected one, and every element
 /// of the output slices outside the output views still holds the sentinel.
 pub fn check_outputs<T: Pod, I: Pod>(c: &Concrete, input: &[T], values: &[T], indices: &[I]) {
     let [ti, tv, tx] = &c.tensors;

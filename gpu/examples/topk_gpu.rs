@@ -1,4 +1,4 @@
-//! The GPU twin of the `topk` command line (`cli/`, SPEC.md §8):
+//! The GPU twin of the `topk` command line (`cli/`, docs/CONTRACT.md §8):
 //!
 //! ```text
 //! topk_gpu run --input X.npy --axis A --k K --direction decreasing|increasing --values V.npy --indices I.npy

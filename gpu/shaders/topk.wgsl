@@ -3,7 +3,7 @@
 // words.
 //
 // Idea:
-//   key(x)   = the CPU crate's order-preserving key (src/element.rs) as (hi, lo) u32 words, bits flipped
+//   key(x)   = the CPU crate's order-preserving key (src/types/element.rs) as (hi, lo) u32 words, bits flipped
 //              for Decreasing, so "comes first" is "smaller (key, position)" in both directions.
 //   entry    = (key hi, key lo, position): every entry is distinct, so any correct sort is stable.
 //   short rows (n <= TILE):  one workgroup per row: load keys, bitonic sort in workgroup memory, emit K.
@@ -164,7 +164,7 @@ fn element_bits(address: i32) -> vec2<u32> {
     }
 }
 
-// The order-preserving key of raw bits (src/element.rs), flipped for Decreasing: (high, low) word.
+// The order-preserving key of raw bits (src/types/element.rs), flipped for Decreasing: (high, low) word.
 fn key_of(bits: vec2<u32>) -> vec2<u32> {
     if desc.elem_bytes == 8u {
         var hi = bits.y;

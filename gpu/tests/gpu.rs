@@ -373,7 +373,7 @@ fn compare<T: Element + Pod>(topk: &TopKGpu, gpu: &Gpu, row: &[T], k: usize, dir
     assert_eq!(bytemuck::cast_slice::<T, u8>(&cv), bytemuck::cast_slice::<T, u8>(&gv));
 }
 
-/// SPEC.md §7, exactly.
+/// docs/CONTRACT.md §7, exactly.
 #[test]
 fn directml_examples() {
     let Some((gpu, topk)) = gpu() else { return };

@@ -7,7 +7,7 @@ use crate::dispatch::isa::{self, Kernel};
 use crate::simd::cpu;
 
 /// The engine that selects within each sequence. All give identical results, and all count 8- and 16-bit
-/// keys instead of filtering them when K is a large part of the row (see the README's engines section).
+/// keys instead of filtering them when K is a large part of the row (docs/DESIGN.md, the strategy).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {

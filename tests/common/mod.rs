@@ -384,7 +384,7 @@ fn sort_in_order(pairs: &mut [(u64, usize)], direction: Direction) {
     }
 }
 
-/// SPEC.md §1 by sorting each sequence with a comparison of keys written per direction, independent of
+/// docs/CONTRACT.md §1 by sorting each sequence with a comparison of keys written per direction, independent of
 /// the kernels' flip trick and of `naive`'s scan.
 pub fn oracle<T: Value, const D: usize>(
     input: &View<'_, T, D>,

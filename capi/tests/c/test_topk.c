@@ -1,4 +1,4 @@
-/* The C ABI from C: the four DirectML examples of SPEC.md §7, a strided case with guard values, long
+/* The C ABI from C: the four DirectML examples of docs/CONTRACT.md §7, a strided case with guard values, long
  * sequences (thousands of elements, K in the hundreds) and the side-by-side path (a {n, 64} tensor along
  * axis 0, K up to 16 and above) checked against a reference with guard regions around the outputs, and
  * every error status, each checked to leave the outputs untouched. Prints "N passed, M failed" last and exits
@@ -183,7 +183,7 @@ typedef struct keyed {
     uint32_t index;
 } keyed;
 
-/* SPEC.md's order for values without NaN or -0: by value, then by position, both directions. */
+/* docs/CONTRACT.md's order for values without NaN or -0: by value, then by position, both directions. */
 static int decreasing_first(const void *a, const void *b) {
     const keyed *x = a, *y = b;
     if (x->key != y->key) {
