@@ -210,7 +210,7 @@ if step "the stack bound of optimised builds (tests/stack.rs, release)"; then
 fi
 
 if step "benchmarks compile and run once"; then
-    cargo bench -p topk-kernels --bench topk -- --test >/dev/null
+    cargo bench -p topk-kernels --features internals --bench topk --bench sorters -- --test >/dev/null
 fi
 
 if step "GPU example on lavapipe: bench, and the same conformance suite against 'topk_gpu run'"; then
