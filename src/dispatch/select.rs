@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::isa::Kernel;
 use crate::dispatch::strategy::{self, Row};
-use crate::kernels::entry::{Buffer, Entry, packs_in_one_word};
+use crate::kernels::entry::{Buffer, Entry, needs_wide_entries, packs_in_one_word};
 use crate::kernels::row::{self, Method};
 use crate::kernels::{Isa, bisect, columns, count, scalar};
 use crate::types::element::Order;
@@ -111,16 +111,24 @@ fn run_any(engine: Engine, job: AnyJob<'_, '_, '_>, k: usize, order: Order, buff
 }
 
 fn run_typed<T: Element>(engine: Engine, job: Job<'_, '_, '_, T>, k: usize, order: Order, buffer: Buffer<'_>) -> usize {
+    // Where every sequence's candidates pack into one word (keys of 32 bits or less, a 32-bit `usize`),
+    // the paths of two-word entries are unreachable, and a constant here keeps them out of the build.
+    let buffer = match buffer {
+        Buffer::Wide(pairs) if !needs_wide_entries(<T::Key as Key>::BITS) => Buffer::Packed(pairs.as_flattened_mut()),
+        buffer => buffer,
+    };
     match (job, buffer) {
         (Job::Rows(rows), Buffer::Packed(words)) => select_rows_here(engine, rows, k, order, words),
         (Job::Rows(rows), Buffer::Wide(pairs)) => select_rows_here(engine, rows, k, order, pairs),
-        (Job::Columns(columns, emit), buffer) if engine.has_vectors() => engine.run(SelectColumns {
-            columns,
-            k,
-            order,
-            buffer,
-            emit,
-        }),
+        (Job::Columns(columns, emit), buffer) if strategy::SIMD_ENGINES && engine.has_vectors() => {
+            engine.run(SelectColumns {
+                columns,
+                k,
+                order,
+                buffer,
+                emit,
+            })
+        }
         (Job::Columns(..), _) => 0,
     }
 }

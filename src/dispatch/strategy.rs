@@ -44,9 +44,9 @@ use crate::types::view::Layout;
 /// candidate buffer per lane).
 pub(crate) const COLUMNS_MAX_K: usize = SMALL_K;
 
-/// Whether this target has SIMD engines. The paths that pay only with them (tiles of short rows, a
-/// candidate buffer per lane side by side) are taken only here: elsewhere (firmware) the portable lanes
-/// keep their code out of the flash budget.
+/// Whether this target has SIMD engines. The paths that pay only with them (neighbouring sequences read
+/// side by side, tiles of short rows) are taken only here: elsewhere (firmware) strided sequences are
+/// read one at a time, and the columns' kernels stay out of the flash.
 pub(crate) const SIMD_ENGINES: bool = cfg!(simd_arch);
 
 /// Longest rows read side by side from a tile: its `TINY · MAX_LANES` elements take 4 KiB of stack for
@@ -187,7 +187,7 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
         return Walk::Broadcast;
     }
     let has_vectors = !engine.scalar;
-    if call.columns && has_vectors && (k <= COLUMNS_MAX_K || SIMD_ENGINES && call.column_buffers) {
+    if SIMD_ENGINES && call.columns && has_vectors && (k <= COLUMNS_MAX_K || call.column_buffers) {
         return Walk::Columns;
     }
     // K = 1 on rows a vector long or more is faster one at a time on the SIMD registers (`first_best`).
@@ -651,7 +651,7 @@ mod tests {
             ("too few rows for a tile", Some(AVX2), call(8, 2, 15), Walk::Rows),
         ];
         for (name, engine, call, walk) in table {
-            let want = if !SIMD_ENGINES && *walk == Walk::Tiles {
+            let want = if !SIMD_ENGINES && matches!(walk, Walk::Tiles | Walk::Columns) {
                 Walk::Rows
             } else {
                 *walk

@@ -118,6 +118,13 @@ pub(crate) fn packs_in_one_word(key_bits: u32, len: usize) -> bool {
     key_bits <= 32 && (len as u64) <= 1 << 32
 }
 
+/// Whether some sequence with `key_bits`-bit keys needs two-word entries on this target: not for keys of
+/// 32 bits or less where `usize` is 32 bits (every sequence then packs, see [`packs_in_one_word`]).
+#[inline(always)]
+pub(crate) const fn needs_wide_entries(key_bits: u32) -> bool {
+    key_bits > 32 || usize::BITS > 32
+}
+
 /// Positions per batch handed to [`Emit::Each`] (128 bytes of stack, zeroed for each answer: a larger
 /// batch slows short rows such as `moe4096x256_k8`'s).
 const BATCH: usize = 16;
