@@ -497,6 +497,34 @@ fn a_non_last_axis_is_strided() {
     assert_eq!(i, [2, 0, 1, 2]);
 }
 
+/// K = 1 along short non-last axes (a running best per lane), on data with many ties, NaNs and signed
+/// zeros: every backend agrees with the reference bit for bit, the first of equal keys kept.
+#[test]
+fn k_1_along_short_non_last_axes_keeps_the_first_best() {
+    for n in [1usize, 2, 3, 7, 32, 33] {
+        for inner in [1usize, 5, 300] {
+            let len = 2 * n * inner;
+            let level = |i: usize| (i * 7919 + i / 3) % 11;
+            let floats: Vec<f32> = (0..len)
+                .map(|i| match level(i) {
+                    0 => f32::NAN,
+                    1 => -f32::NAN,
+                    2 => -0.0,
+                    3 => 0.0,
+                    v => (v % 4) as f32 - 1.5,
+                })
+                .collect();
+            let bytes: Vec<u8> = (0..len).map(|i| (level(i) % 3) as u8 * 127).collect();
+            let longs: Vec<i64> = (0..len).map(|i| (level(i) as i64 - 5) * i64::MAX / 6).collect();
+            for direction in [Decreasing, Increasing] {
+                select(View::contiguous(&floats, [2, n, inner]).unwrap(), 1, 1, direction);
+                select(View::contiguous(&bytes, [2, n, inner]).unwrap(), 1, 1, direction);
+                select(View::contiguous(&longs, [2, n, inner]).unwrap(), 1, 1, direction);
+            }
+        }
+    }
+}
+
 #[test]
 fn broadcast_input_is_all_ties() {
     let x = [4.5f64];

@@ -241,6 +241,9 @@ impl<T: Element> Kernel for SelectColumns<'_, '_, '_, '_, T> {
     type Output = usize;
     #[inline(always)]
     fn run<I: Isa>(self) -> usize {
+        if strategy::first_best_of_columns(self.k, self.columns.len()) {
+            return columns::first_best_of_columns(self.columns, self.order, self.emit);
+        }
         columns::select_columns::<I::V32, I::V64, I::Sorter, T>(
             self.columns,
             self.k,

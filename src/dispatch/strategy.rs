@@ -204,6 +204,18 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
     Walk::Rows
 }
 
+/// Longest sequences read side by side whose K = 1 is a running best per lane
+/// ([`columns::first_best_of_columns`](crate::kernels::columns::first_best_of_columns)) rather than
+/// sorted slots: the slots' setup is most of a short sequence's cost, and on long ones their
+/// compare-only rows win. Set by f32 8, 16, 32 and 64 x 65536 and 4096 x 256 on axis 0 with K = 1
+/// (3.9x, 2.5x, 2.6x, 1.3x faster; 2x slower), and the sweep's short axes (`benches/sweep.py --set short`).
+const FIRST_BEST_COLUMNS_MAX_LEN: usize = 32;
+
+/// Whether sequences of `len` read side by side with this `k` take the running best per lane.
+pub(crate) fn first_best_of_columns(k: usize, len: usize) -> bool {
+    k == 1 && len <= FIRST_BEST_COLUMNS_MAX_LEN
+}
+
 /// How each of `rows` is selected on `engine`.
 pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
     let Rows {

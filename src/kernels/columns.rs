@@ -35,7 +35,7 @@ use crate::kernels::candidates::{Candidates, Sorter, capacity};
 use crate::kernels::entry::{Buffer, Entry};
 use crate::simd::vector::{MAX_LANES, Vector};
 use crate::types::element::Order;
-use crate::types::element::{Element, Sealed};
+use crate::types::element::{Element, Key, Sealed};
 use crate::types::output::ColumnOutputs;
 use crate::types::sequence::Columns;
 
@@ -60,6 +60,58 @@ pub(crate) fn select_columns<V32: Vector, V64: Vector, S: Sorter, T: Element>(
     } else {
         columns_by_kind::<V32, S, T>(columns, k, order, buffer, emit)
     }
+}
+
+/// Lanes [`first_best_of_columns`] keeps at once: 256 keys and positions, a few KiB of stack, each row's
+/// part a few cache lines long.
+const BEST_LANES: usize = 256;
+
+/// K = 1 of every sequence of `columns`: the first of the best of each, found by one pass over the rows
+/// in memory order that keeps each lane's best key and its position (`better = key < best`, strict, so
+/// the first of equal keys stays). Plain code, which the engine's target features vectorise: no per-row
+/// setup and no slots, which short axes pay most for. Returns the sequences taken: all of them, or 0
+/// where positions do not fit 32 bits.
+#[inline(always)]
+pub(crate) fn first_best_of_columns<T: Element>(
+    columns: &Columns<'_, T>,
+    order: Order,
+    emit: &mut ColumnOutputs<'_, T>,
+) -> usize {
+    let (count, len) = (columns.count(), columns.len());
+    if len == 0 || u32::try_from(len).is_err() {
+        return 0;
+    }
+    let mask = order.mask();
+    let key = |x: T| <T::Key as Key>::narrow(x.key().widen() ^ mask);
+    let mut best = [<T::Key as Key>::narrow(0); BEST_LANES];
+    let mut at = [0u32; BEST_LANES];
+    let mut first = 0;
+    while first < count {
+        let lanes = (count - first).min(BEST_LANES);
+        let (best, at) = (&mut best[..lanes], &mut at[..lanes]);
+        let Some(row) = columns.lanes(0, first, lanes) else {
+            return first;
+        };
+        for (best, &x) in best.iter_mut().zip(row) {
+            *best = key(x);
+        }
+        at.fill(0);
+        for position in 1..len {
+            let Some(row) = columns.lanes(position, first, lanes) else {
+                return first;
+            };
+            let position = position as u32;
+            for ((best, at), &x) in best.iter_mut().zip(at.iter_mut()).zip(row) {
+                let x = key(x);
+                let better = x < *best;
+                *best = if better { x } else { *best };
+                *at = if better { position } else { *at };
+            }
+        }
+        emit.write_firsts(first, at);
+        first += lanes;
+    }
+    count
 }
 
 /// [`columns_by_k`] for `T`'s key kind.

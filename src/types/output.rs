@@ -370,6 +370,21 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
         // for `get`.
         unsafe { self.slots.write(start, rank, self.input.get(lane, position), position) };
     }
+
+    /// Writes rank 0 of lanes `first..first + positions.len()`, lane `first + l`'s element at
+    /// `positions[l]` ([`write`](Self::write) a lane at a time, from a copy whose fields stay in
+    /// registers: the writes through its pointers could alias `self`).
+    #[inline(always)]
+    pub(crate) fn write_firsts(&mut self, first: usize, positions: &[u32]) {
+        let mut outputs = ColumnOutputs {
+            input: self.input,
+            slots: self.slots,
+            starts: self.starts,
+        };
+        for (lane, &position) in (first..).zip(positions) {
+            outputs.write(lane, 0, position as usize);
+        }
+    }
 }
 
 /// What one call of a kernel is given: a run of rows, or neighbouring sequences side by side.

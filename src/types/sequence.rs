@@ -137,10 +137,17 @@ impl<'a, T: Copy> Columns<'a, T> {
     /// (checked, so that vector loads from the slice need no other precondition).
     #[inline(always)]
     pub(crate) fn row(&self, position: usize, lanes: usize) -> Option<&[T]> {
-        if lanes > self.count || position >= self.first.len {
+        self.lanes(position, 0, lanes)
+    }
+
+    /// Element `position` of sequences `first..first + lanes`, adjacent in memory; `None` if they are
+    /// not all among the `count` (checked, as in [`row`](Self::row)).
+    #[inline(always)]
+    pub(crate) fn lanes(&self, position: usize, first: usize, lanes: usize) -> Option<&[T]> {
+        if first.checked_add(lanes)? > self.count || position >= self.first.len {
             return None;
         }
-        let address = self.first.start + position as isize * self.first.stride;
+        let address = self.first.start + position as isize * self.first.stride + first as isize;
         self.first.data.get(usize::try_from(address).ok()?..)?.get(..lanes)
     }
 
