@@ -83,6 +83,9 @@
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
 // The layers, bottom up: each module uses only its own layer and those below (tests/layers.rs checks).
 // 1. What a request is made of: types, keys, views, errors, sequences and their outputs.
 mod types;
@@ -103,19 +106,26 @@ mod walk;
 mod api;
 
 pub use api::accumulator::{Accumulator, Slot};
-pub use api::naive;
+#[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
+pub use api::ndarray;
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+pub use api::owned;
+pub use api::{naive, untyped};
 #[cfg(feature = "rayon")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]
 pub use api::parallel;
-pub use api::topk::{TopK, scratch_len, scratch_len_for, topk, topk_on_stack};
+pub use api::request::Request;
+pub use api::topk::{TopK, topk, topk_on_stack};
 pub use dispatch::engine::Backend;
 pub use half::{bf16, f16};
 pub use types::data_type::{DataType, IndexType};
 pub use types::element::{Direction, Element, Key};
-pub use types::error::{Error, Tensor};
+pub use types::error::{Error, Operand};
 pub use types::index::Index;
 pub use types::request::check_request;
-pub use types::view::{Layout, MAX_RANK, View, ViewMut, padded_axis};
+pub use types::view::{Layout, MAX_RANK, View, ViewMut};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

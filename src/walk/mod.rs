@@ -486,10 +486,10 @@ impl<'a, T: Element> Plan<'a, T> {
     /// `start` is the input's address of a coordinate with 0 on the axis.
     unsafe fn sequence(&self, start: isize) -> Sequence<'a, T> {
         let layout = self.input.layout();
-        // SAFETY: a validated layout maps every coordinate into the data, and the sequence's positions
-        // are the coordinates along the axis from one with 0 there (the caller's precondition).
+        // SAFETY: a validated view maps every coordinate to one of its elements, and the sequence's
+        // positions are the coordinates along the axis from one with 0 there (the caller's precondition).
         unsafe {
-            Sequence::new(
+            Sequence::from_ptr(
                 self.input.data(),
                 start,
                 layout.strides[self.axis],
