@@ -21,13 +21,13 @@
 
 use core::cmp::Ordering;
 
-use crate::api::topk::scratch_len;
+use crate::api::topk::min_scratch_len;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::isa::Kernel;
 use crate::dispatch::select::select_in_words;
 use crate::dispatch::strategy;
 use crate::kernels::Isa;
-use crate::types::element::{Direction, Element, Key, ordered_key};
+use crate::types::element::{Direction, Element, Key, Order};
 use crate::types::error::{Error, Operand};
 use crate::types::index::Index;
 use crate::types::output::Emit;
@@ -39,7 +39,7 @@ const STACK_WORDS: usize = 256;
 
 /// Whether [`Accumulator::push`]'s engine has room on the stack for a chunk of `len` with `k`.
 pub(crate) fn engine_fits<T: Element>(len: usize, k: usize) -> bool {
-    scratch_len::<T>(len, k) <= STACK_WORDS
+    min_scratch_len::<T>(len, k) <= STACK_WORDS
 }
 
 /// Elements [`Accumulator::push`] tests at once against the K-th kept key before offering any.
@@ -61,10 +61,10 @@ impl<T: Element> Slot<T> {
         value: T::ZERO,
     };
 
-    /// `value` at `position`, keyed for the order `flip` stands for ([`Direction::flip`]).
-    pub(crate) fn new(value: T, position: u64, flip: u64) -> Self {
+    /// `value` at `position`, keyed for `order`.
+    pub(crate) fn new(value: T, position: u64, order: Order) -> Self {
         Slot {
-            key: ordered_key(value, flip),
+            key: order.key(value),
             position,
             value,
         }
@@ -107,7 +107,7 @@ pub struct Accumulator<'s, T: Element> {
     slots: &'s mut [Slot<T>],
     len: usize,
     k: usize,
-    flip: u64,
+    order: Order,
     /// Whether the buffer has been compacted, so that `slots[k - 1]` is the K-th best so far.
     full: bool,
     /// The slots known to be in order: `slots[..sorted.0]`, and `slots[sorted.0..sorted.1]` as a
@@ -139,7 +139,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
             slots: &mut slots[..needed],
             len: 0,
             k,
-            flip: direction.flip::<T::Key>(),
+            order: direction.order::<T::Key>(),
             full: false,
             sorted: (0, 0),
             seen: 0,
@@ -169,9 +169,9 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// element.
     pub fn push_at(&mut self, start: u64, chunk: View<'_, T, 1>) -> Result<(), Error> {
         let [len] = chunk.sizes();
-        let end = start
-            .checked_add(len as u64)
-            .ok_or(Error::Overflow { operand: Operand::Input })?;
+        let end = start.checked_add(len as u64).ok_or(Error::Overflow {
+            operand: Operand::Input,
+        })?;
         let before = self.len;
         if len < BLOCK {
             // No whole block: nothing to vectorize or select first, and choosing would cost more than
@@ -252,8 +252,8 @@ impl<'s, T: Element> Accumulator<'s, T> {
         let Some(kth) = self.slots.get(self.k.wrapping_sub(1)) else {
             return true;
         };
-        let limit = T::Key::narrow(kth.key ^ self.flip);
-        if self.flip == 0 {
+        let limit = T::Key::narrow(kth.key ^ self.order.mask());
+        if self.order.is_increasing() {
             block.iter().fold(false, |any, value| any | (value.key() <= limit))
         } else {
             block.iter().fold(false, |any, value| any | (value.key() >= limit))
@@ -267,7 +267,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
     fn push_through_engine(&mut self, start: u64, chunk: &View<'_, T, 1>) -> bool {
         let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
         let k = self.k;
-        let needed = scratch_len::<T>(len, k);
+        let needed = min_scratch_len::<T>(len, k);
         let cap = self.cap_for(start);
         if cap == Some(0) {
             // K of the best key, all before the chunk: nothing in it can enter.
@@ -277,7 +277,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
             return false;
         }
         let engine = Engine::widest();
-        let (offset, flip) = (chunk.layout().offset() as isize, self.flip);
+        let (offset, order) = (chunk.layout().offset() as isize, self.order);
         let before = self.len;
         let mut next_rank = Some(0);
         // SAFETY: the view's constructor proved `offset + position · stride` one of its elements for every
@@ -300,7 +300,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
             engine,
             &seq,
             k,
-            flip,
+            order,
             &mut scratch[..needed],
             &mut Emit::Each(&mut offer_positions),
         );
@@ -334,7 +334,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
 
     /// Folds in another accumulator of the same sequence (K and direction must match).
     pub fn merge(&mut self, other: &Accumulator<'_, T>) -> Result<(), Error> {
-        if other.k != self.k || other.flip != self.flip {
+        if other.k != self.k || other.order != self.order {
             return Err(Error::Merge {
                 k: self.k,
                 other_k: other.k,
@@ -415,7 +415,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
 
     #[inline(always)]
     fn offer_value_at(&mut self, value: T, position: u64) {
-        self.offer(Slot::new(value, position, self.flip));
+        self.offer(Slot::new(value, position, self.order));
     }
 
     #[inline(always)]

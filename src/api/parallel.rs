@@ -353,9 +353,9 @@ impl<T: Element> Job for Piece<'_, T> {
         };
         let mut scratch = vec![0; request.scratch_len()];
         topk_one_thread(request, &mut scratch)?;
-        let flip = self.direction.flip::<T::Key>();
+        let order = self.direction.order::<T::Key>();
         self.best = (values.into_iter().zip(positions))
-            .map(|(value, position)| Slot::new(value, self.first as u64 + position, flip))
+            .map(|(value, position)| Slot::new(value, self.first as u64 + position, order))
             .collect();
         Ok(())
     }

@@ -148,7 +148,7 @@ impl Engine {
     }
 
     /// Whether this engine reads sequences side by side (every engine with vectors).
-    pub(crate) fn has_sides(self) -> bool {
+    pub(crate) fn has_vectors(self) -> bool {
         !matches!(self, Engine::Scalar)
     }
 

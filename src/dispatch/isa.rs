@@ -3,7 +3,7 @@
 //! kernel in, and the sorts each such engine compiles once for every caller.
 
 use crate::kernels::Isa;
-use crate::kernels::candidates::CoreSort;
+use crate::kernels::candidates::CoreSorter;
 use crate::simd::portable::{U32x8, U64x4};
 
 /// An algorithm run on one engine's vectors: [`Engine::run`](super::engine::Engine::run) calls `run` with the engine's [`Isa`] from
@@ -25,7 +25,7 @@ pub(crate) struct Portable;
 impl Isa for Portable {
     type V32 = U32x8;
     type V64 = U64x4;
-    type Sorter = CoreSort;
+    type Sorter = CoreSorter;
 }
 
 /// Runs `kernel` on the portable vectors, out of line like the SIMD engines' entries: inlined, every
@@ -77,11 +77,11 @@ macro_rules! simd_isa {
 simd_isa! {
     /// AVX2: candidates selected by `core`'s selection (the partition does not beat it on four 64-bit
     /// lanes without an unsigned 64-bit minimum), up to a block ordered by the network, and the few a
-    /// short row collects by their ranks ([`RankSort`](crate::kernels::sorter::Ranked)).
+    /// short row collects by their ranks ([`RankSort`](crate::kernels::sorter::RankSorter)).
     #[cfg(simd_x86)]
     Avx2: token crate::simd::cpu::Avx2, features "avx2,f16c,popcnt",
         lanes crate::simd::avx2::U32x8, crate::simd::avx2::U64x4,
-        sorter crate::kernels::sorter::Ranked<crate::simd::avx2::U64x4>,
+        sorter crate::kernels::sorter::RankSorter<crate::simd::avx2::U64x4>,
         entered by enter_avx2
 }
 
@@ -90,7 +90,7 @@ simd_isa! {
     #[cfg(simd_x86)]
     Avx512: token crate::simd::cpu::Avx512, features "avx512f,avx512bw,popcnt",
         lanes crate::simd::avx512::U32x16, crate::simd::avx512::U64x8,
-        sorter crate::kernels::sorter::Network<crate::simd::avx512::U64x8>,
+        sorter crate::kernels::sorter::NetworkSorter<crate::simd::avx512::U64x8>,
         entered by enter_avx512
 }
 
@@ -100,7 +100,7 @@ simd_isa! {
     #[cfg(simd_arm)]
     Neon: token crate::simd::cpu::Neon, features "neon",
         lanes crate::simd::neon::U32x4, crate::simd::neon::U64x2,
-        sorter CoreSort,
+        sorter CoreSorter,
         entered by enter_neon
 }
 
@@ -109,31 +109,31 @@ simd_isa! {
 /// (which slows the filter's hot loops: `llm32x128k_k50`).
 #[cfg(simd_x86)]
 mod compiled_once {
-    use crate::kernels::sorter::{PartitionPacked, SortPacked};
+    use crate::kernels::sorter::{PackedNetwork, PackedPartition};
     use crate::kernels::{network, partition};
     use crate::simd::avx2::U64x4;
     use crate::simd::avx512::U64x8;
 
-    impl SortPacked for U64x4 {
-        fn sort_packed(entries: &mut [u64], k: usize) {
+    impl PackedNetwork for U64x4 {
+        fn network_sort_packed(entries: &mut [u64], k: usize) {
             // SAFETY: a U64x4 exists only where AVX2 is present (its module's invariant).
             unsafe { network_avx2(entries, k) }
         }
     }
 
-    impl SortPacked for U64x8 {
-        fn sort_packed(entries: &mut [u64], k: usize) {
+    impl PackedNetwork for U64x8 {
+        fn network_sort_packed(entries: &mut [u64], k: usize) {
             // SAFETY: a U64x8 exists only where AVX-512F is present (its module's invariant).
             unsafe { network_avx512(entries, k) }
         }
     }
 
-    impl PartitionPacked for U64x8 {
-        fn select_packed(words: &mut [u64], k: usize) -> bool {
+    impl PackedPartition for U64x8 {
+        fn partition_select_packed(words: &mut [u64], k: usize) -> bool {
             // SAFETY: as above; POPCNT comes with it (the token checks it).
             unsafe { select_avx512(words, k) }
         }
-        fn quicksort_packed(words: &mut [u64], k: usize) {
+        fn partition_sort_packed(words: &mut [u64], k: usize) {
             // SAFETY: as above: AVX-512F, and POPCNT with it.
             unsafe { quicksort_avx512(words, k) }
         }

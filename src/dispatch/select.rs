@@ -9,10 +9,11 @@ use crate::dispatch::isa::Kernel;
 use crate::dispatch::strategy::{self, Row};
 use crate::kernels::entry::{Buffer, Entry, packs_in_one_word};
 use crate::kernels::row::{self, Method};
-use crate::kernels::{Isa, bisect, count, scalar, side};
+use crate::kernels::{Isa, bisect, columns, count, scalar};
+use crate::types::element::Order;
 use crate::types::element::{Element, Key};
-use crate::types::output::{Emit, Job, Rows, SideOutputs};
-use crate::types::sequence::{Sequence, Side};
+use crate::types::output::{ColumnOutputs, Emit, Job, Rows};
+use crate::types::sequence::{Columns, Sequence};
 
 #[cfg(simd)]
 use crate::types::output::AnyJob;
@@ -25,11 +26,11 @@ pub(crate) fn select<T: Element, E: Entry>(
     engine: Engine,
     seq: &Sequence<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) {
-    select_rows(engine, &mut Rows::one(seq, emit), k, flip, buffer);
+    select_rows(engine, &mut Rows::one(seq, emit), k, order, buffer);
 }
 
 /// [`select`] for each of `rows`.
@@ -38,10 +39,10 @@ pub(crate) fn select_rows<T: Element, E: Entry>(
     engine: Engine,
     rows: &mut Rows<'_, '_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: &mut [E],
 ) {
-    run(engine, Job::Rows(rows), k, flip, E::buffer(buffer));
+    run(engine, Job::Rows(rows), k, order, E::buffer(buffer));
 }
 
 /// [`select`] with its candidates in `words` (at least [`scratch_len`](crate::scratch_len)`::<T>(seq.len(),
@@ -51,76 +52,76 @@ pub(crate) fn select_in_words<T: Element>(
     engine: Engine,
     seq: &Sequence<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     words: &mut [u64],
     emit: &mut Emit<'_, T>,
 ) {
     if packs_in_one_word(<T::Key as Key>::BITS, seq.len()) {
-        select(engine, seq, k, flip, u64::from_words(words), emit);
+        select(engine, seq, k, order, u64::from_words(words), emit);
     } else {
-        select(engine, seq, k, flip, <[u64; 2]>::from_words(words), emit);
+        select(engine, seq, k, order, <[u64; 2]>::from_words(words), emit);
     }
 }
 
-/// Takes the first `done` sequences of `side` (one per lane, each taken whole or not at all: `done` is
+/// Takes the first `done` sequences of `columns` (one per lane, each taken whole or not at all: `done` is
 /// 0 or a multiple of the engine's lane count) and writes each one's first `k` to `emit`; `k >= 1`.
-/// K above [`SIDE_MAX_K`](super::strategy::SIDE_MAX_K) needs a candidate buffer per lane in `buffer` (see
+/// K above [`COLUMNS_MAX_K`](super::strategy::COLUMNS_MAX_K) needs a candidate buffer per lane in `buffer` (see
 /// `TopK::scratch_len`): with fewer, nothing is taken.
 #[inline]
-pub(crate) fn select_side<T: Element>(
+pub(crate) fn select_columns<T: Element>(
     engine: Engine,
-    side: &Side<'_, T>,
+    columns: &Columns<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: Buffer<'_>,
-    emit: &mut SideOutputs<'_, T>,
+    emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
-    run(engine, Job::Side(side, emit), k, flip, buffer)
+    run(engine, Job::Columns(columns, emit), k, order, buffer)
 }
 
 /// Runs `job`: where SIMD engines are compiled, through [`run_any`], not generic over the value type
 /// (the kernels are compiled once, here, for every type); elsewhere (firmware) in the caller's crate,
 /// where only the types and paths its calls reach are linked.
 #[inline(always)]
-fn run<T: Element>(engine: Engine, job: Job<'_, '_, '_, T>, k: usize, flip: u64, buffer: Buffer<'_>) -> usize {
+fn run<T: Element>(engine: Engine, job: Job<'_, '_, '_, T>, k: usize, order: Order, buffer: Buffer<'_>) -> usize {
     #[cfg(simd)]
-    return run_any(engine, T::erase(job), k, flip, buffer);
+    return run_any(engine, T::erase(job), k, order, buffer);
     #[cfg(not(simd))]
-    return run_typed(engine, job, k, flip, buffer);
+    return run_typed(engine, job, k, order, buffer);
 }
 
 /// The one dispatch over the value type.
 #[cfg(simd)]
 #[inline(never)]
-fn run_any(engine: Engine, job: AnyJob<'_, '_, '_>, k: usize, flip: u64, buffer: Buffer<'_>) -> usize {
+fn run_any(engine: Engine, job: AnyJob<'_, '_, '_>, k: usize, order: Order, buffer: Buffer<'_>) -> usize {
     match job {
-        AnyJob::U8(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::U16(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::U32(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::U64(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::I8(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::I16(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::I32(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::I64(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::F16(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::Bf16(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::F32(job) => run_typed(engine, job, k, flip, buffer),
-        AnyJob::F64(job) => run_typed(engine, job, k, flip, buffer),
+        AnyJob::U8(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::U16(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::U32(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::U64(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::I8(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::I16(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::I32(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::I64(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::F16(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::Bf16(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::F32(job) => run_typed(engine, job, k, order, buffer),
+        AnyJob::F64(job) => run_typed(engine, job, k, order, buffer),
     }
 }
 
-fn run_typed<T: Element>(engine: Engine, job: Job<'_, '_, '_, T>, k: usize, flip: u64, buffer: Buffer<'_>) -> usize {
+fn run_typed<T: Element>(engine: Engine, job: Job<'_, '_, '_, T>, k: usize, order: Order, buffer: Buffer<'_>) -> usize {
     match (job, buffer) {
-        (Job::Rows(rows), Buffer::Packed(words)) => select_rows_here(engine, rows, k, flip, words),
-        (Job::Rows(rows), Buffer::Wide(pairs)) => select_rows_here(engine, rows, k, flip, pairs),
-        (Job::Side(side, emit), buffer) if engine.has_sides() => engine.run(SelectSide {
-            side,
+        (Job::Rows(rows), Buffer::Packed(words)) => select_rows_here(engine, rows, k, order, words),
+        (Job::Rows(rows), Buffer::Wide(pairs)) => select_rows_here(engine, rows, k, order, pairs),
+        (Job::Columns(columns, emit), buffer) if engine.has_vectors() => engine.run(SelectColumns {
+            columns,
             k,
-            flip,
+            order,
             buffer,
             emit,
         }),
-        (Job::Side(..), _) => 0,
+        (Job::Columns(..), _) => 0,
     }
 }
 
@@ -129,7 +130,7 @@ fn select_rows_here<T: Element, E: Entry>(
     engine: Engine,
     rows: &mut Rows<'_, '_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: &mut [E],
 ) -> usize {
     let first = rows.first();
@@ -150,7 +151,7 @@ fn select_rows_here<T: Element, E: Entry>(
             && engine.run(SelectBisected {
                 row,
                 k,
-                flip,
+                order,
                 emit: &mut *emit,
                 entry: PhantomData::<E>,
             })
@@ -158,17 +159,17 @@ fn select_rows_here<T: Element, E: Entry>(
             continue;
         }
         match (plan.then, seq.contiguous()) {
-            (Row::Count, _) => count::select(&seq, k, flip, buffer, emit),
+            (Row::Count, _) => count::select(&seq, k, order, buffer, emit),
             (Row::Vectors(method), Some(row)) => engine.run(SelectRow {
                 row,
                 method: &method,
                 k,
-                flip,
+                order,
                 cap: seq.cap(),
                 buffer: &mut *buffer,
                 emit,
             }),
-            (Row::Scalar | Row::Vectors(_), _) => scalar::select(&seq, k, flip, buffer, emit),
+            (Row::Scalar | Row::Vectors(_), _) => scalar::select(&seq, k, order, buffer, emit),
         }
     }
     0
@@ -179,7 +180,7 @@ struct SelectRow<'x, 'e, T, E> {
     row: &'x [T],
     method: &'x Method,
     k: usize,
-    flip: u64,
+    order: Order,
     cap: Option<u64>,
     buffer: &'x mut [E],
     emit: &'x mut Emit<'e, T>,
@@ -193,7 +194,7 @@ impl<T: Element, E: Entry> Kernel for SelectRow<'_, '_, T, E> {
             self.row,
             self.method,
             self.k,
-            self.flip,
+            self.order,
             self.cap,
             self.buffer,
             self.emit,
@@ -206,7 +207,7 @@ impl<T: Element, E: Entry> Kernel for SelectRow<'_, '_, T, E> {
 struct SelectBisected<'x, 'a, 'e, T, E> {
     row: &'a [T],
     k: usize,
-    flip: u64,
+    order: Order,
     emit: &'x mut Emit<'e, T>,
     entry: PhantomData<E>,
 }
@@ -215,23 +216,29 @@ impl<T: Element, E: Entry> Kernel for SelectBisected<'_, '_, '_, T, E> {
     type Output = bool;
     #[inline(always)]
     fn run<I: Isa>(self) -> bool {
-        bisect::select_bisected::<I::V32, I::Sorter, T, E>(self.row, self.k, self.flip, self.emit)
+        bisect::select_bisected::<I::V32, I::Sorter, T, E>(self.row, self.k, self.order, self.emit)
     }
 }
 
-/// Neighbouring sequences side by side ([`side::select_side`]): how many were taken.
-struct SelectSide<'x, 'a, 'b, 'e, T> {
-    side: &'x Side<'a, T>,
+/// Neighbouring sequences side by side ([`columns::select_columns`]): how many were taken.
+struct SelectColumns<'x, 'a, 'b, 'e, T> {
+    columns: &'x Columns<'a, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: Buffer<'b>,
-    emit: &'x mut SideOutputs<'e, T>,
+    emit: &'x mut ColumnOutputs<'e, T>,
 }
 
-impl<T: Element> Kernel for SelectSide<'_, '_, '_, '_, T> {
+impl<T: Element> Kernel for SelectColumns<'_, '_, '_, '_, T> {
     type Output = usize;
     #[inline(always)]
     fn run<I: Isa>(self) -> usize {
-        side::select_side::<I::V32, I::V64, I::Sorter, T>(self.side, self.k, self.flip, self.buffer, self.emit)
+        columns::select_columns::<I::V32, I::V64, I::Sorter, T>(
+            self.columns,
+            self.k,
+            self.order,
+            self.buffer,
+            self.emit,
+        )
     }
 }

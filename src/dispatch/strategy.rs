@@ -42,7 +42,7 @@ use crate::types::view::Layout;
 
 /// The largest K read side by side with each lane's best K in sorted vector slots (larger K takes a
 /// candidate buffer per lane).
-pub(crate) const SIDE_MAX_K: usize = SMALL_K;
+pub(crate) const COLUMNS_MAX_K: usize = SMALL_K;
 
 /// Whether this target has SIMD engines. The paths that pay only with them (tiles of short rows, a
 /// candidate buffer per lane side by side) are taken only here: elsewhere (firmware) the portable lanes
@@ -137,7 +137,7 @@ pub(crate) enum Walk {
     /// and the first K are positions 0..K, whatever n (a broadcast view can make it 2^63).
     Broadcast,
     /// Runs of neighbouring sequences side by side, one per lane; what a run leaves, one at a time.
-    Side,
+    Columns,
     /// Groups of [`MAX_LANES`] short rows copied into a tile and read side by side from it.
     Tiles,
     /// A run of rows along one dimension at a time.
@@ -152,10 +152,10 @@ pub(crate) struct Call {
     /// Sequences the call runs.
     pub(crate) sequences: usize,
     /// Whether neighbouring sequences are adjacent in memory (stride 1 along a dimension other than
-    /// the axis, more than one of them: [`side_dimension`]).
-    pub(crate) side: bool,
+    /// the axis, more than one of them: [`columns_dimension`]).
+    pub(crate) columns: bool,
     /// Whether the scratch holds a candidate buffer per lane ([`fastest_scratch_words`]).
-    pub(crate) side_buffers: bool,
+    pub(crate) column_buffers: bool,
 }
 
 /// The backend `requested` stands for on rows like `rows`: `Auto` is the `widest` engine this CPU has, but
@@ -186,16 +186,16 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
     if stride == 0 {
         return Walk::Broadcast;
     }
-    let has_sides = !engine.scalar;
-    if call.side && has_sides && (k <= SIDE_MAX_K || SIMD_ENGINES && call.side_buffers) {
-        return Walk::Side;
+    let has_vectors = !engine.scalar;
+    if call.columns && has_vectors && (k <= COLUMNS_MAX_K || SIMD_ENGINES && call.column_buffers) {
+        return Walk::Columns;
     }
     // K = 1 on rows a vector long or more is faster one at a time on the SIMD registers (`first_best`).
     let first_best = engine.v32.simd && k == 1 && len >= MAX_LANES;
     if SIMD_ENGINES
-        && has_sides
+        && has_vectors
         && (2..=TINY).contains(&len)
-        && k <= SIDE_MAX_K
+        && k <= COLUMNS_MAX_K
         && !first_best
         && call.sequences >= MAX_LANES
     {
@@ -419,7 +419,7 @@ pub(crate) fn scratch_words<T: Element>(len: usize, k: usize) -> usize {
 
 /// Scratch words for the fastest path of a request along `axis` of `input`: [`scratch_words`], or
 /// [`MAX_LANES`] times that where sequences are read side by side with a candidate buffer each
-/// ([`side_buffers`]); 0 with nothing to select.
+/// ([`column_buffers`]); 0 with nothing to select.
 pub(crate) fn fastest_scratch_words<T: Element, const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> usize {
     let Some(&len) = input.sizes().get(axis) else {
         return 0;
@@ -428,7 +428,7 @@ pub(crate) fn fastest_scratch_words<T: Element, const D: usize>(input: &Layout<D
         return 0;
     }
     let least = scratch_words::<T>(len, k);
-    if side_buffers(input, axis, k) {
+    if column_buffers(input, axis, k) {
         least.saturating_mul(MAX_LANES)
     } else {
         least
@@ -437,7 +437,7 @@ pub(crate) fn fastest_scratch_words<T: Element, const D: usize>(input: &Layout<D
 
 /// The innermost dimension of `input`, if sequences along `axis` can be read side by side there: it is
 /// not the axis, and has stride 1 and more than one sequence.
-pub(crate) fn side_dimension<const D: usize>(input: &Layout<D>, axis: usize) -> Option<usize> {
+pub(crate) fn columns_dimension<const D: usize>(input: &Layout<D>, axis: usize) -> Option<usize> {
     let inner = D.checked_sub(1)?;
     let adjacent = axis != inner && input.strides()[inner] == 1 && input.sizes()[inner] > 1;
     adjacent.then_some(inner)
@@ -445,8 +445,8 @@ pub(crate) fn side_dimension<const D: usize>(input: &Layout<D>, axis: usize) -> 
 
 /// Whether sequences along `axis` of `input` are read side by side with a candidate buffer each (K
 /// above the lanes' sorted slots).
-pub(crate) fn side_buffers<const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> bool {
-    SIMD_ENGINES && k > SIDE_MAX_K && side_dimension(input, axis).is_some()
+pub(crate) fn column_buffers<const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> bool {
+    SIMD_ENGINES && k > COLUMNS_MAX_K && columns_dimension(input, axis).is_some()
 }
 
 /// What the strategy knows of `engine`.
@@ -620,12 +620,12 @@ mod tests {
         let call = |len: usize, k: usize, sequences: usize| Call {
             rows: rows(DataType::F32, len, k),
             sequences,
-            side: false,
-            side_buffers: false,
+            columns: false,
+            column_buffers: false,
         };
-        let side = |c: Call| Call { side: true, ..c };
+        let columns = |c: Call| Call { columns: true, ..c };
         let buffers = |c: Call| Call {
-            side_buffers: true,
+            column_buffers: true,
             ..c
         };
         let broadcast = |c: Call| Call {
@@ -635,13 +635,13 @@ mod tests {
         #[rustfmt::skip]
         let table: &[(&str, Option<Capabilities>, Call, Walk)] = &[
             ("the reference", None, call(256, 8, 4096), Walk::Reference),
-            ("a broadcast axis", Some(AVX2), broadcast(call(1 << 40, 8, 1)), Walk::Broadcast),
+            ("a broadcast axis", Some(AVX2), broadcast(call(1 << 30, 8, 1)), Walk::Broadcast),
             ("rows", Some(AVX2), call(256, 8, 4096), Walk::Rows),
-            ("axis 0, K = 8", Some(AVX2), side(call(4096, 8, 256)), Walk::Side),
-            ("axis 0, K = 50, a buffer a lane", Some(AVX2), buffers(side(call(4096, 50, 256))), Walk::Side),
-            ("axis 0, K = 50, the least scratch", Some(AVX2), side(call(4096, 50, 256)), Walk::Rows),
-            ("axis 0, portable", Some(PORTABLE), side(call(4096, 8, 256)), Walk::Side),
-            ("axis 0, the scalar engine", Some(SCALAR), side(call(4096, 8, 256)), Walk::Rows),
+            ("axis 0, K = 8", Some(AVX2), columns(call(4096, 8, 256)), Walk::Columns),
+            ("axis 0, K = 50, a buffer a lane", Some(AVX2), buffers(columns(call(4096, 50, 256))), Walk::Columns),
+            ("axis 0, K = 50, the least scratch", Some(AVX2), columns(call(4096, 50, 256)), Walk::Rows),
+            ("axis 0, portable", Some(PORTABLE), columns(call(4096, 8, 256)), Walk::Columns),
+            ("axis 0, the scalar engine", Some(SCALAR), columns(call(4096, 8, 256)), Walk::Rows),
             ("rows of 8, K = 2", Some(AVX2), call(8, 2, 4096), Walk::Tiles),
             ("rows of 8, K = 1", Some(AVX2), call(8, 1, 4096), Walk::Tiles),
             ("rows of 20, K = 1: first_best", Some(AVX2), call(20, 1, 4096), Walk::Rows),

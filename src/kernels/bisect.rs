@@ -12,7 +12,7 @@ use crate::kernels::collect::collect_below;
 use crate::kernels::entry::Entry;
 use crate::kernels::lanes::{FLOAT, KeyMap, SIGNED, UNSIGNED, in_8_bit_lanes, in_16_bit_lanes};
 use crate::simd::vector::Vector;
-use crate::types::element::{Element, Sealed};
+use crate::types::element::{Element, Order, Sealed};
 use crate::types::output::Emit;
 
 /// The shortest row bisected (a block of AVX-512's bytes).
@@ -36,13 +36,13 @@ pub(crate) const MAX_LEN: usize = 2048;
 pub(crate) fn select_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     emit: &mut Emit<'_, T>,
 ) -> bool {
     match <T as Sealed>::KEY_FORM {
-        UNSIGNED => bisected::<V, S, T, E, UNSIGNED, T>(row, k, flip, emit),
-        SIGNED => bisected::<V, S, T, E, SIGNED, T>(row, k, flip, emit),
-        FLOAT if const { size_of::<T>() == 2 } => keyed_bisected::<V, S, T, E>(row, k, flip, emit),
+        UNSIGNED => bisected::<V, S, T, E, UNSIGNED, T>(row, k, order, emit),
+        SIGNED => bisected::<V, S, T, E, SIGNED, T>(row, k, order, emit),
+        FLOAT if const { size_of::<T>() == 2 } => keyed_bisected::<V, S, T, E>(row, k, order, emit),
         _ => false,
     }
 }
@@ -56,7 +56,7 @@ pub(crate) fn select_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
 fn keyed_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     emit: &mut Emit<'_, T>,
 ) -> bool {
     let mut keys = [0u16; MAX_LEN_16];
@@ -65,34 +65,34 @@ fn keyed_bisected<V: Vector, S: Sorter, T: Element, E: Entry>(
     };
     for (key, &value) in keys.iter_mut().zip(row) {
         // T's key is 16 bits wide (the caller's `size_of` check).
-        *key = crate::types::element::ordered_key(value, 0) as u16;
+        *key = Order::from_mask(0).key(value) as u16;
     }
-    bisected::<V, S, u16, E, UNSIGNED, T>(keys, k, flip, emit)
+    bisected::<V, S, u16, E, UNSIGNED, T>(keys, k, order, emit)
 }
 
-/// [`select_bisected`] on a row of keys of the kind `KIND`, reporting to the outputs of `O` (T itself,
+/// [`select_bisected`] on a row of keys of the form `FORM`, reporting to the outputs of `O` (T itself,
 /// or the float type a row of u16 keys was made from).
 #[inline(always)]
-fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8, O: Element>(
+fn bisected<V: Vector, S: Sorter, T: Element, E: Entry, const FORM: u8, O: Element>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     emit: &mut Emit<'_, O>,
 ) -> bool {
     // The strategy chose the row for this; its bounds on the row and K, checked again here where the
     // compiler sees them, take instructions off each row.
-    if const { !(V::SPECIALIZE && (in_8_bit_lanes::<V, T, KIND>() || in_16_bit_lanes::<V, T, KIND>())) }
+    if const { !(V::SPECIALIZE && (in_8_bit_lanes::<V, T, FORM>() || in_16_bit_lanes::<V, T, FORM>())) }
         || !(MIN_LEN..=MAX_LEN).contains(&row.len())
         || 2 * k > row.len()
     {
         return false;
     }
     let map = KeyMap::of::<T>();
-    let kth = kth_by_bisection::<V, T, KIND>(row, k, flip, &map);
+    let kth = kth_by_bisection::<V, T, FORM>(row, k, order, &map);
     // Room for the gathered (K and a quarter more of the K-th key's ties; more are counted instead)
     // twice: the counting sort's copy (16-bit keys: its two passes; 8-bit ones too, faster than writing
     // straight to the outputs). No more: the slots are written before the collection (a network pads
     // with them), and writing 4 KiB for every short row would cost much of its time.
     let room = 2 * (k + k / 4 + 32).min(row.len());
-    kth < map.ones && collect_below::<V, S, T, E, KIND, true, O>(row, k, flip, &map, kth + 1, room, emit)
+    kth < map.ones && collect_below::<V, S, T, E, FORM, true, O>(row, k, order, &map, kth + 1, room, emit)
 }

@@ -5,11 +5,11 @@
 use crate::kernels::candidates::{Candidates, Sorter};
 use crate::kernels::entry::Entry;
 use crate::simd::vector::{MAX_LANES, Vector};
-use crate::types::element::{Element, ordered_key};
+use crate::types::element::{Element, Order};
 
 use super::filter::offer;
 use super::lanes::{
-    BF16, FLOAT, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, SIGNED, UNROLL, UNSIGNED, in_8_bit_lanes,
+    BF16, FLOAT, HALF, KeyMap, LaneLimit, Lanes, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, in_8_bit_lanes,
     in_16_bit_lanes, keys, load_as,
 };
 use super::network;
@@ -39,10 +39,10 @@ pub(crate) const PREFIX: usize = 512;
 /// filter with it spares short rows their warm-up (n = 256, K = 8: about 10 pushes instead of 27 pushes
 /// and 70 failed offers from a threshold that starts at the worst of the first K).
 #[inline(always)]
-pub(crate) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn prefix_bound<V: Vector, T: Element, const FORM: u8>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
 ) -> Option<u64> {
     let prefix = row.get(..PREFIX).unwrap_or(row);
@@ -55,7 +55,7 @@ pub(crate) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     // 17 to 32).
     let vectors = (4 * GROUPS / V::LANES).clamp(1, UNROLL);
     if short && k > GROUPS && k <= 2 * GROUPS && 4 * k <= 3 * vectors * V::LANES {
-        return minima_bound::<V, T, KIND>(prefix, k, flip, map, vectors);
+        return minima_bound::<V, T, FORM>(prefix, k, order, map, vectors);
     }
     if k > GROUPS {
         return None;
@@ -69,9 +69,9 @@ pub(crate) fn prefix_bound<V: Vector, T: Element, const KIND: u8>(
     // Each call with a constant count of vectors: a count known only at run time slows rows of 256 with
     // K = 8 (`moe4096x256_k8`).
     if short && k > GROUPS / 2 {
-        minima_bound::<V, T, KIND>(prefix, k, flip, map, (2 * GROUPS / V::LANES).clamp(1, UNROLL))
+        minima_bound::<V, T, FORM>(prefix, k, order, map, (2 * GROUPS / V::LANES).clamp(1, UNROLL))
     } else {
-        minima_bound::<V, T, KIND>(prefix, k, flip, map, (GROUPS / V::LANES).clamp(1, UNROLL))
+        minima_bound::<V, T, FORM>(prefix, k, order, map, (GROUPS / V::LANES).clamp(1, UNROLL))
     }
 }
 
@@ -102,10 +102,10 @@ const MAX_SETS: usize = 8;
 // temporaries take the debug stack test past its bound.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn pieces_bound<V: Vector, T: Element, const FORM: u8>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
 ) -> Option<u64> {
     let half = UNROLL * V::LANES / 2;
@@ -115,12 +115,12 @@ pub(crate) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
     }
     // As many chains as groups (see `pick`): 16 chains for one set slow rows of 1024 with K = 32.
     match sets {
-        1 => sets_bound::<V, T, KIND, UNROLL>(row, k, flip, map),
-        2 => sets_bound::<V, T, KIND, { 2 * UNROLL }>(row, k, flip, map),
-        4 => sets_bound::<V, T, KIND, { 4 * UNROLL }>(row, k, flip, map),
+        1 => sets_bound::<V, T, FORM, UNROLL>(row, k, order, map),
+        2 => sets_bound::<V, T, FORM, { 2 * UNROLL }>(row, k, order, map),
+        4 => sets_bound::<V, T, FORM, { 4 * UNROLL }>(row, k, order, map),
         // Not on AVX-512's vectors: 4 sets hold the K that the collection's 4 KiB take there, and the
         // minima of 8 would add 2 KiB to its engine's frame, every call's stack.
-        _ if const { size_of::<V>() < 64 } => sets_bound::<V, T, KIND, { MAX_SETS * UNROLL }>(row, k, flip, map),
+        _ if const { size_of::<V>() < 64 } => sets_bound::<V, T, FORM, { MAX_SETS * UNROLL }>(row, k, order, map),
         _ => None,
     }
 }
@@ -132,10 +132,10 @@ pub(crate) fn pieces_bound<V: Vector, T: Element, const KIND: u8>(
 // Out of line in unoptimised builds, as `pieces_bound`: one size's frame at a time.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn sets_bound<V: Vector, T: Element, const KIND: u8, const N: usize>(
+fn sets_bound<V: Vector, T: Element, const FORM: u8, const N: usize>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
 ) -> Option<u64> {
     let sets = N / UNROLL;
@@ -144,7 +144,7 @@ fn sets_bound<V: Vector, T: Element, const KIND: u8, const N: usize>(
         return None;
     }
     let mut minima = [V::splat(u64::MAX); N];
-    group_minima::<V, T, KIND, N>(row, flip, map, N, rounds, &mut minima);
+    group_minima::<V, T, FORM, N>(row, order, map, N, rounds, &mut minima);
     // A loop, not a fold: its closure would not inherit the engine's target features.
     let (mut least, mut most) = (V::splat(u64::MAX), V::splat(0));
     for &minimum in &minima {
@@ -168,10 +168,10 @@ fn sets_bound<V: Vector, T: Element, const KIND: u8, const N: usize>(
 /// `row` has fewer elements than groups, or K is above their count. The prefix bound, and the guess of
 /// `row::filter_row`.
 #[inline(always)]
-pub(crate) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn minima_bound<V: Vector, T: Element, const FORM: u8>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
     vectors: usize,
 ) -> Option<u64> {
@@ -181,7 +181,7 @@ pub(crate) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
         return None;
     }
     let mut minima = [V::splat(u64::MAX); UNROLL];
-    group_minima::<V, T, KIND, UNROLL>(row, flip, map, vectors, rounds, &mut minima);
+    group_minima::<V, T, FORM, UNROLL>(row, order, map, vectors, rounds, &mut minima);
     // The K-th smallest minimum, by a sorting network on the minima (one vector of 16 on AVX-512: 10
     // steps, where counting each minimum's rank takes 16 broadcasts, compares and popcounts).
     Some(network::kth_smallest(&minima, vectors, k))
@@ -192,9 +192,9 @@ pub(crate) fn minima_bound<V: Vector, T: Element, const KIND: u8>(
 /// into the first `vectors` of `minima`, which start all ones (`vectors` divides `N`, a
 /// multiple of `UNROLL`).
 #[inline(always)]
-fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
+fn group_minima<V: Vector, T: Element, const FORM: u8, const N: usize>(
     row: &[T],
-    flip: u64,
+    order: Order,
     map: &KeyMap,
     vectors: usize,
     rounds: usize,
@@ -202,9 +202,9 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
 ) {
     // Never more than the row holds, whatever the caller passed: the loads below rely on it.
     let rounds = rounds.min(row.len() / (vectors * V::LANES));
-    let lanes = Lanes::<V>::new(map, flip);
+    let lanes = Lanes::<V>::new(map, order);
     let long = row.len() > PICK_MIN * UNROLL * V::LANES;
-    if const { V::SPECIALIZE && (KIND == HALF || KIND == BF16) && V::HALF_LANES && N == UNROLL }
+    if const { V::SPECIALIZE && (FORM == HALF || FORM == BF16) && V::HALF_LANES && N == UNROLL }
         && long
         && rounds > 0
         && vectors.is_multiple_of(2)
@@ -213,18 +213,18 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
         // f32 picks below take a conversion (or a widening) and a float maximum with its NaN test every
         // LANES.
         // SAFETY: 1 <= rounds <= row.len() / (vectors · LANES) (checked, and clamped above); vectors is 2
-        // or 4 (even, at most N = UNROLL); KIND HALF is f16, BF16 bf16.
+        // or 4 (even, at most N = UNROLL); FORM HALF is f16, BF16 bf16.
         let picked = unsafe {
-            if flip == 0 {
+            if order.is_increasing() {
                 pick_halves::<V, T, false>(row, vectors, rounds)
             } else {
                 pick_halves::<V, T, true>(row, vectors, rounds)
             }
         };
         for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
-            *minimum = keys::<V, KIND>(picked, &lanes);
+            *minimum = keys::<V, FORM>(picked, &lanes);
         }
-    } else if const { V::SPECIALIZE && narrow_integers::<V, T, KIND>() && N == UNROLL }
+    } else if const { V::SPECIALIZE && narrow_integers::<V, T, FORM>() && N == UNROLL }
         && rounds > 0
         && (rounds * vectors * V::LANES).is_multiple_of(size_of::<V>() / size_of::<T>())
     {
@@ -239,30 +239,30 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
         // of one register (4 or 2), or of two where `two` (4 = vectors); T is an 8- or 16-bit integer in
         // lanes of its width (narrow_integers).
         unsafe {
-            match (flip == 0, two) {
-                (true, false) => pick_narrow::<V, T, KIND, false, 1>(row, total, &lanes, minima, vectors),
-                (true, true) => pick_narrow::<V, T, KIND, false, 2>(row, total, &lanes, minima, vectors),
-                (false, false) => pick_narrow::<V, T, KIND, true, 1>(row, total, &lanes, minima, vectors),
-                (false, true) => pick_narrow::<V, T, KIND, true, 2>(row, total, &lanes, minima, vectors),
+            match (order.is_increasing(), two) {
+                (true, false) => pick_narrow::<V, T, FORM, false, 1>(row, total, &lanes, minima, vectors),
+                (true, true) => pick_narrow::<V, T, FORM, false, 2>(row, total, &lanes, minima, vectors),
+                (false, false) => pick_narrow::<V, T, FORM, true, 1>(row, total, &lanes, minima, vectors),
+                (false, true) => pick_narrow::<V, T, FORM, true, 2>(row, total, &lanes, minima, vectors),
             }
         }
     } else if const {
-        V::SPECIALIZE && (KIND == NATIVE_FLOAT || KIND == HALF && V::CONVERTS_HALF || KIND == BF16 && V::WIDENS_BF16)
+        V::SPECIALIZE && (FORM == NATIVE_FLOAT || FORM == HALF && V::CONVERTS_HALF || FORM == BF16 && V::WIDENS_BF16)
     } && long
     {
         // f32/f64: each group keeps one of its elements by IEEE compares, keyed once at the end (a few
         // operations per vector instead of the keys' nine; not on the portable lanes, whose four more
         // copies of the loop would swell the firmware's code). f16 without the 16-bit lanes above (or
         // with an odd count of vectors) the same, converted to f32 on load and back at the end.
-        let picked = if flip == 0 {
-            pick::<V, T, KIND, false, N>(row, vectors, rounds)
+        let picked = if order.is_increasing() {
+            pick::<V, T, FORM, false, N>(row, vectors, rounds)
         } else {
-            pick::<V, T, KIND, true, N>(row, vectors, rounds)
+            pick::<V, T, FORM, true, N>(row, vectors, rounds)
         };
         for (minimum, picked) in minima.iter_mut().zip(picked).take(vectors) {
-            *minimum = if KIND == HALF {
+            *minimum = if FORM == HALF {
                 keys::<V, HALF>(picked.to_half(), &lanes)
-            } else if KIND == BF16 {
+            } else if FORM == BF16 {
                 keys::<V, BF16>(picked.to_bf16(), &lanes)
             } else {
                 keys::<V, FLOAT>(picked, &lanes)
@@ -274,7 +274,7 @@ fn group_minima<V: Vector, T: Element, const KIND: u8, const N: usize>(
                 // SAFETY: vector `round · vectors + v` ends at `(round + 1) · groups <= row.len()` at the
                 // latest; T is one of the crate's element types, of the lane's width or less.
                 let raw = unsafe { nth_vector::<V, T>(row, round * vectors + v) };
-                *minimum = keys::<V, KIND>(raw, &lanes).min(*minimum);
+                *minimum = keys::<V, FORM>(raw, &lanes).min(*minimum);
             }
         }
     }
@@ -298,9 +298,9 @@ unsafe fn nth_vector<V: Vector, T>(row: &[T], j: usize) -> V {
 /// As [`nth_vector`]; `T` is f32 or f64 in lanes of its width, or f16 (`HALF`) where the vector
 /// [converts](Vector::CONVERTS_HALF) it, or bf16 (`BF16`) where it [widens](Vector::WIDENS_BF16) it.
 #[inline(always)]
-unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
+unsafe fn nth_floats<V: Vector, T, const FORM: u8>(row: &[T], j: usize) -> V {
     // SAFETY: the caller's precondition, which is `load_as`'s for these kinds.
-    unsafe { load_as::<V, T, KIND>(row.as_ptr().add(j * V::LANES)) }
+    unsafe { load_as::<V, T, FORM>(row.as_ptr().add(j * V::LANES)) }
 }
 
 /// For each of the `vectors · LANES` groups of [`group_minima`], a best element of the group by
@@ -310,7 +310,7 @@ unsafe fn nth_floats<V: Vector, T, const KIND: u8>(row: &[T], j: usize) -> V {
 /// `N` chains of compare and blend, not one (its latency): vector j goes to chain j mod N, which holds
 /// the groups of vector j mod `vectors` (`vectors` divides N), and the chains merge at the end.
 #[inline(always)]
-fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool, const N: usize>(
+fn pick<V: Vector, T, const FORM: u8, const DECREASING: bool, const N: usize>(
     row: &[T],
     vectors: usize,
     rounds: usize,
@@ -322,7 +322,7 @@ fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool, const N: usize>(
     let mut picked = [V::splat(0); N];
     for (a, picked) in picked.iter_mut().enumerate() {
         // SAFETY: see above; a % vectors < vectors <= total.
-        *picked = unsafe { nth_floats::<V, T, KIND>(row, a % vectors) };
+        *picked = unsafe { nth_floats::<V, T, FORM>(row, a % vectors) };
     }
     // Two vectors a chain a step: `better_of3` takes them in fewer instructions than two steps.
     let whole = total - total % (2 * N);
@@ -331,8 +331,8 @@ fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool, const N: usize>(
             // SAFETY: see above; j + N + a < whole <= total.
             let (x, y) = unsafe {
                 (
-                    nth_floats::<V, T, KIND>(row, j + a),
-                    nth_floats::<V, T, KIND>(row, j + N + a),
+                    nth_floats::<V, T, FORM>(row, j + a),
+                    nth_floats::<V, T, FORM>(row, j + N + a),
                 )
             };
             *picked = better_of3::<V, DECREASING>(x, y, *picked);
@@ -340,7 +340,7 @@ fn pick<V: Vector, T, const KIND: u8, const DECREASING: bool, const N: usize>(
     }
     for j in whole..total {
         // SAFETY: see above.
-        let x = unsafe { nth_floats::<V, T, KIND>(row, j) };
+        let x = unsafe { nth_floats::<V, T, FORM>(row, j) };
         picked[j % vectors] = better::<V, DECREASING>(x, picked[j % vectors]);
     }
     for a in vectors..N {
@@ -446,10 +446,10 @@ unsafe fn fold_halves<V: Vector, T, const DECREASING: bool, const R: usize>(
     (most, least)
 }
 
-/// Whether `KIND`'s elements are 8- or 16-bit integers that `V` holds in lanes of their width
+/// Whether `FORM`'s elements are 8- or 16-bit integers that `V` holds in lanes of their width
 /// ([`in_8_bit_lanes`], [`in_16_bit_lanes`]): [`pick_narrow`]'s.
-const fn narrow_integers<V: Vector, T: Element, const KIND: u8>() -> bool {
-    (in_8_bit_lanes::<V, T, KIND>() || in_16_bit_lanes::<V, T, KIND>()) && matches!(KIND, UNSIGNED | SIGNED)
+const fn narrow_integers<V: Vector, T: Element, const FORM: u8>() -> bool {
+    (in_8_bit_lanes::<V, T, FORM>() || in_16_bit_lanes::<V, T, FORM>()) && matches!(FORM, UNSIGNED | SIGNED)
 }
 
 /// [`group_minima`] for 8- and 16-bit integers in lanes of their width ([`narrow_integers`]), over the
@@ -462,9 +462,9 @@ const fn narrow_integers<V: Vector, T: Element, const KIND: u8>() -> bool {
 ///
 /// # Safety
 /// `total <= row.len()` is a nonzero multiple of `FOLDS · W` (`W = size_of::<V>() / size_of::<T>()`),
-/// `vectors <= minima.len()` divides `FOLDS · W / LANES`, and `narrow_integers::<V, T, KIND>()`.
+/// `vectors <= minima.len()` divides `FOLDS · W / LANES`, and `narrow_integers::<V, T, FORM>()`.
 #[inline(always)]
-unsafe fn pick_narrow<V: Vector, T: Element, const KIND: u8, const DECREASING: bool, const FOLDS: usize>(
+unsafe fn pick_narrow<V: Vector, T: Element, const FORM: u8, const DECREASING: bool, const FOLDS: usize>(
     row: &[T],
     total: usize,
     lanes: &Lanes<V>,
@@ -486,7 +486,7 @@ unsafe fn pick_narrow<V: Vector, T: Element, const KIND: u8, const DECREASING: b
         for (f, picked) in picked.iter_mut().enumerate() {
             // SAFETY: as above: j + f < total / width, a multiple of FOLDS.
             let x = unsafe { narrow_register::<V, T>(row, j + f) };
-            *picked = narrow_better::<V, T, KIND, DECREASING>(*picked, x);
+            *picked = narrow_better::<V, T, FORM, DECREASING>(*picked, x);
         }
     }
     for (f, picked) in picked.iter().enumerate() {
@@ -498,7 +498,7 @@ unsafe fn pick_narrow<V: Vector, T: Element, const KIND: u8, const DECREASING: b
             // size_of::<V>() bytes, inside `bits`; T is of the lane's width or less.
             let raw = unsafe { V::load::<T>(bits.as_ptr().cast::<T>().add(u * V::LANES)) };
             if let Some(minimum) = minima.get_mut((f * per + u) % vectors.max(1)) {
-                *minimum = keys::<V, KIND>(raw, lanes).min(*minimum);
+                *minimum = keys::<V, FORM>(raw, lanes).min(*minimum);
             }
         }
     }
@@ -521,11 +521,11 @@ unsafe fn narrow_register<V: Vector, T>(row: &[T], j: usize) -> V {
     }
 }
 
-/// The lane-wise better of `x` and `y` in lanes of T's width (1 or 2 bytes), raw integers of `KIND`:
+/// The lane-wise better of `x` and `y` in lanes of T's width (1 or 2 bytes), raw integers of `FORM`:
 /// the larger for `DECREASING`, else the smaller.
 #[inline(always)]
-fn narrow_better<V: Vector, T, const KIND: u8, const DECREASING: bool>(x: V, y: V) -> V {
-    match (size_of::<T>() == 1, KIND == SIGNED, DECREASING) {
+fn narrow_better<V: Vector, T, const FORM: u8, const DECREASING: bool>(x: V, y: V) -> V {
+    match (size_of::<T>() == 1, FORM == SIGNED, DECREASING) {
         (true, false, true) => x.max8(y),
         (true, false, false) => x.min8(y),
         (true, true, true) => x.max8_signed(y),
@@ -575,20 +575,20 @@ fn better_of3<V: Vector, const DECREASING: bool>(x: V, y: V, acc: V) -> V {
 /// where counting keeps 256 counters a row, zeroed, incremented through a load and a store each, and
 /// walked.
 #[inline(always)]
-pub(crate) fn kth_by_bisection<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn kth_by_bisection<V: Vector, T: Element, const FORM: u8>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
 ) -> u64 {
-    debug_assert!(in_8_bit_lanes::<V, T, KIND>() || in_16_bit_lanes::<V, T, KIND>());
-    debug_assert!(matches!(KIND, UNSIGNED | SIGNED) && (1..=row.len()).contains(&k));
-    let lanes = Lanes::<V>::new(map, flip);
+    debug_assert!(in_8_bit_lanes::<V, T, FORM>() || in_16_bit_lanes::<V, T, FORM>());
+    debug_assert!(matches!(FORM, UNSIGNED | SIGNED) && (1..=row.len()).contains(&k));
+    let lanes = Lanes::<V>::new(map, order);
     let mut kth = 0;
     let mut bit = map.ones.div_ceil(2);
     while bit != 0 {
         let probe = kth | bit;
-        if Prepared::<V>::new::<T, KIND>(probe, flip, map).count::<T, KIND>(row, &lanes) < k {
+        if LaneLimit::<V>::new::<T, FORM>(probe, order, map).count::<T, FORM>(row, &lanes) < k {
             kth = probe;
         }
         bit >>= 1;
@@ -603,12 +603,17 @@ const SAMPLE_RATIO: usize = 64;
 ///
 /// At least K elements of the row have a key at most this, so no element with a larger key is among
 /// the row's first K.
-pub(crate) fn sample_bound<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, buffer: &mut [E]) -> u64 {
+pub(crate) fn sample_bound<S: Sorter, T: Element, E: Entry>(
+    row: &[T],
+    k: usize,
+    order: Order,
+    buffer: &mut [E],
+) -> u64 {
     let samples = (k * SAMPLE_RATIO).min(row.len());
     let step = row.len() / samples;
     let mut candidates = Candidates::<E, S>::sorted_by(buffer, k);
     for position in (0..samples).map(|i| i * step) {
-        offer(&mut candidates, ordered_key(row[position], flip), position, None);
+        offer(&mut candidates, order.key(row[position]), position, None);
     }
     candidates.finish().last().map_or(u64::MAX, |entry| entry.key())
 }
@@ -620,15 +625,15 @@ pub(crate) fn sample_bound<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize,
 pub(crate) fn integer_minima_bound<V: Vector, T: Element>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     vectors: usize,
 ) -> Option<(u64, usize)> {
     let map = KeyMap::of::<T>();
     use crate::types::element::Sealed;
     let bound = match <T as Sealed>::KEY_FORM {
         _ if size_of::<T>() > 4 => None,
-        UNSIGNED => minima_bound::<V, T, UNSIGNED>(row, k, flip, &map, vectors),
-        SIGNED => minima_bound::<V, T, SIGNED>(row, k, flip, &map, vectors),
+        UNSIGNED => minima_bound::<V, T, UNSIGNED>(row, k, order, &map, vectors),
+        SIGNED => minima_bound::<V, T, SIGNED>(row, k, order, &map, vectors),
         _ => None,
     };
     Some((bound?, vectors * V::LANES))

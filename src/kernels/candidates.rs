@@ -10,9 +10,9 @@
 use core::marker::PhantomData;
 
 use crate::kernels::entry::Entry;
-use crate::types::element::{Element, ordered_key};
+use crate::types::element::{Element, Order};
 
-/// How a buffer puts its best entries first: `core`'s selection and sort ([`CoreSort`]), or an engine's
+/// How a buffer puts its best entries first: `core`'s selection and sort ([`CoreSorter`]), or an engine's
 /// sorting network and vectorised selection (`arch::generic::network`, `arch::generic::partition`).
 pub(crate) trait Sorter {
     /// Whether this is a sorting network, whose sorts of a few dozen entries cost less than keeping a
@@ -36,9 +36,9 @@ pub(crate) trait Sorter {
 pub(crate) const FEW: usize = 32;
 
 /// `core`'s introselect and pattern-defeating quicksort: O(n) selection, O(K log K) sort, any entry.
-pub(crate) struct CoreSort;
+pub(crate) struct CoreSorter;
 
-impl Sorter for CoreSort {
+impl Sorter for CoreSorter {
     fn select<E: Entry>(entries: &mut [E], k: usize) -> bool {
         if let Some(rank) = k.checked_sub(1).filter(|&rank| rank < entries.len()) {
             entries.select_nth_unstable(rank);
@@ -50,14 +50,14 @@ impl Sorter for CoreSort {
         if entries.len() <= SORT_WHOLE {
             return entries.sort_unstable();
         }
-        CoreSort::select(entries, k);
+        CoreSorter::select(entries, k);
         if let Some(best) = entries.get_mut(..k) {
             best.sort_unstable();
         }
     }
 }
 
-/// Up to this many entries, [`CoreSort::sort`] sorts them all rather than selecting the first K first:
+/// Up to this many entries, [`CoreSorter::sort`] sorts them all rather than selecting the first K first:
 /// `core`'s small sort beats the selection's partition there.
 const SORT_WHOLE: usize = 32;
 
@@ -69,7 +69,7 @@ pub(crate) fn capacity(len: usize, k: usize) -> usize {
     len.min(k.saturating_mul(2))
 }
 
-pub(crate) struct Candidates<'s, E, S = CoreSort> {
+pub(crate) struct Candidates<'s, E, S = CoreSorter> {
     buffer: &'s mut [E],
     len: usize,
     k: usize,
@@ -142,10 +142,10 @@ impl<'s, E: Entry, S: Sorter> Candidates<'s, E, S> {
     /// [`push`](Self::push) for rows where every element is a candidate, one store per element
     /// (vectorised where the key is).
     #[inline(always)]
-    pub(crate) fn fill<T: Element>(&mut self, row: &[T], flip: u64) {
+    pub(crate) fn fill<T: Element>(&mut self, row: &[T], order: Order) {
         debug_assert!(self.len == 0 && row.len() <= self.buffer.len());
         for ((slot, &value), position) in self.buffer.iter_mut().zip(row).zip(0..) {
-            *slot = E::new(ordered_key(value, flip), position);
+            *slot = E::new(order.key(value), position);
         }
         self.len = row.len().min(self.buffer.len());
         if self.len == self.buffer.len() && self.len > self.k {

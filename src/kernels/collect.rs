@@ -1,19 +1,19 @@
 //! Short rows (up to 512 elements) with K up to 32, and rows shorter than 256 K with K of 9 to 128:
 //! everything below the prefix bound (or the pieces' bound) collected in one pass, then ordered once:
 //! by the sorting network (AVX-512; AVX2 for K up to 64), by rank (AVX2, up to 32 collected:
-//! `sorter::Ranked`), or by the sorted pool's insertions (K up to 16; `core`'s sort above).
+//! `sorter::RankSorter`), or by the sorted pool's insertions (K up to 16; `core`'s sort above).
 
 use core::mem::{MaybeUninit, align_of, size_of};
 
 use crate::kernels::candidates::{FEW, Sorter};
 use crate::kernels::entry::{Buffer, Entry, report};
 use crate::simd::vector::{MAX_LANES, Vector};
-use crate::types::element::{Element, ordered_key};
+use crate::types::element::{Element, Order};
 use crate::types::output::Emit;
 
 use super::bound::minima_bound;
-use super::filter::{Pool, SMALL_K, Sorted};
-use super::lanes::{BF16, HALF, KeyMap, Lanes, NATIVE_FLOAT, Prepared, UNROLL, above_zero_key, keys};
+use super::filter::{Pool, SMALL_K, SortedPool};
+use super::lanes::{BF16, HALF, KeyMap, LaneLimit, Lanes, NATIVE_FLOAT, UNROLL, above_zero_key, keys};
 
 /// Elements below the prefix bound's cap the short-row path collects before it leaves the row to the
 /// filter.
@@ -121,7 +121,7 @@ impl<'a, E: Entry> Collected<'a, E> {
         &mut self,
         row: &[T],
         found: &[u32],
-        flip: u64,
+        order: Order,
         map: &KeyMap,
     ) -> bool {
         let end = self.filled + found.len();
@@ -134,8 +134,8 @@ impl<'a, E: Entry> Collected<'a, E> {
             let p = p as usize;
             // Every position is in the row (the compress's); were one not, its entry would sort last.
             let entry = match row.get(p) {
-                Some(&value) if ABOVE_ZERO => E::new(above_zero_key(value, flip, map), p),
-                Some(&value) => E::new(ordered_key(value, flip), p),
+                Some(&value) if ABOVE_ZERO => E::new(above_zero_key(value, order, map), p),
+                Some(&value) => E::new(order.key(value), p),
                 None => E::LAST,
             };
             slot.write(entry);
@@ -196,13 +196,13 @@ pub(crate) fn collect_below<
     S: Sorter,
     T: Element,
     E: Entry,
-    const KIND: u8,
+    const FORM: u8,
     const COUNTED: bool,
     O: Element,
 >(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
     cap: u64,
     capacity: usize,
@@ -214,13 +214,13 @@ pub(crate) fn collect_below<
     let (mut collected, found) = space.room::<E>(capacity);
     if n < block {
         for (position, &value) in row.iter().enumerate() {
-            if !keep_below(&mut collected, cap, ordered_key(value, flip), position) {
+            if !keep_below(&mut collected, cap, order.key(value), position) {
                 return false;
             }
         }
     } else {
-        let lanes = Lanes::<V>::new(map, flip);
-        let prepared = Prepared::<V>::new::<T, KIND>(cap, flip, map);
+        let lanes = Lanes::<V>::new(map, order);
+        let prepared = LaneLimit::<V>::new::<T, FORM>(cap, order, map);
         if V::COMPRESSES && n > block {
             // The passing positions compressed a vector at a time, then one loop over them: no branch per
             // block on how many passed (each a likely misprediction). Rows of one block (one such
@@ -230,11 +230,11 @@ pub(crate) fn collect_below<
             // K of 4 to 16 (`moe4096x256_k8`); see BENCHMARKS.md, decisions.
             // The whole blocks with each vector's test kept in a mask register; the rest, a block's bits
             // at a time.
-            let Some((mut position, mut passed)) = prepared.compress_blocks::<T, KIND>(row, &lanes, found) else {
+            let Some((mut position, mut passed)) = prepared.compress_blocks::<T, FORM>(row, &lanes, found) else {
                 return false;
             };
             while position < n {
-                let (start, bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
+                let (start, bits) = prepared.block_at::<T, FORM>(row, position, &lanes);
                 for v in 0..UNROLL {
                     let Some(free) = found.get_mut(passed..passed + V::LANES) else {
                         return false;
@@ -251,10 +251,10 @@ pub(crate) fn collect_below<
                 return false;
             }
             let found = stored(found, passed);
-            let kept = if const { matches!(KIND, NATIVE_FLOAT | HALF | BF16) } && prepared.above_zero {
-                collected.keep_found::<T, true>(row, found, flip, map)
+            let kept = if const { matches!(FORM, NATIVE_FLOAT | HALF | BF16) } && prepared.above_zero {
+                collected.keep_found::<T, true>(row, found, order, map)
             } else {
-                collected.keep_found::<T, false>(row, found, flip, map)
+                collected.keep_found::<T, false>(row, found, order, map)
             };
             if !kept {
                 return false;
@@ -262,11 +262,11 @@ pub(crate) fn collect_below<
         } else {
             let mut position = 0;
             while position < n {
-                let (start, mut bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
+                let (start, mut bits) = prepared.block_at::<T, FORM>(row, position, &lanes);
                 while bits != 0 {
                     let p = start + bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    if !keep_below(&mut collected, cap, ordered_key(row[p], flip), p) {
+                    if !keep_below(&mut collected, cap, order.key(row[p]), p) {
                         return false;
                     }
                 }
@@ -279,7 +279,7 @@ pub(crate) fn collect_below<
     if count < k {
         return false;
     }
-    // 8- and 16-bit keys under their exact K-th key: counted into their order, as `histogram` does,
+    // 8- and 16-bit keys under their exact K-th key: counted into their order, as `count` does,
     // where the network would sort more than a few (16-bit keys: above AVX2's network, whose 64 the
     // count's two passes over 256 buckets each did not beat).
     let counts = match size_of::<T>() {
@@ -305,7 +305,7 @@ pub(crate) fn collect_below<
         // The best K by the sorted pool's branch-free insertions: `core`'s insertion sort of the dozen
         // collected mispredicts on most of them (`moe4096x256_k8`). Not for wide entries: their
         // insertions cost more than the sort.
-        let mut best = Sorted::<E>::new(k);
+        let mut best = SortedPool::<E>::new(k);
         for entry in entries.get(..count).unwrap_or_default() {
             best.push(entry.key(), entry.position());
         }
@@ -350,9 +350,9 @@ fn keep_below<E: Entry>(collected: &mut Collected<'_, E>, cap: u64, key: u64, po
 // a stack slot of the frame it joins.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-pub(crate) fn first_best<V: Vector, T: Element, const KIND: u8>(
+pub(crate) fn first_best<V: Vector, T: Element, const FORM: u8>(
     row: &[T],
-    flip: u64,
+    order: Order,
     map: &KeyMap,
     emit: &mut Emit<'_, T>,
 ) -> bool {
@@ -360,16 +360,16 @@ pub(crate) fn first_best<V: Vector, T: Element, const KIND: u8>(
     let Some(last) = n.checked_sub(V::LANES) else {
         return false;
     };
-    let Some(whole) = minima_bound::<V, T, KIND>(row, 1, flip, map, 1) else {
+    let Some(whole) = minima_bound::<V, T, FORM>(row, 1, order, map, 1) else {
         return false;
     };
     let best = match row.get(last..) {
         Some(tail) if !n.is_multiple_of(V::LANES) => {
-            minima_bound::<V, T, KIND>(tail, 1, flip, map, 1).map_or(whole, |t| t.min(whole))
+            minima_bound::<V, T, FORM>(tail, 1, order, map, 1).map_or(whole, |t| t.min(whole))
         }
         _ => whole,
     };
-    let lanes = Lanes::<V>::new(map, flip);
+    let lanes = Lanes::<V>::new(map, order);
     let block = V::LANES * UNROLL;
     if n < block {
         // At most UNROLL vectors, the last overlapping: every key compared with `best`, the matches as
@@ -381,7 +381,7 @@ pub(crate) fn first_best<V: Vector, T: Element, const KIND: u8>(
             let at = start.min(last);
             // SAFETY: at + LANES <= n; T is one of the crate's element types, of the lane's width or less.
             let raw = unsafe { V::load::<T>(row.as_ptr().add(at)) };
-            matches |= V::bits(keys::<V, KIND>(raw, &lanes).eq(best)) << at;
+            matches |= V::bits(keys::<V, FORM>(raw, &lanes).eq(best)) << at;
         }
         if matches == 0 {
             return false;
@@ -395,14 +395,14 @@ pub(crate) fn first_best<V: Vector, T: Element, const KIND: u8>(
         return true;
     };
     // The block test under best + 1, the filter's own: a float compare per vector, a branch per block.
-    let prepared = Prepared::<V>::new::<T, KIND>(cap, flip, map);
+    let prepared = LaneLimit::<V>::new::<T, FORM>(cap, order, map);
     let mut position = 0;
     while position < n {
-        let (start, mut bits) = prepared.block_at::<T, KIND>(row, position, &lanes);
+        let (start, mut bits) = prepared.block_at::<T, FORM>(row, position, &lanes);
         while bits != 0 {
             let p = start + bits.trailing_zeros() as usize;
             // The lane test may pass more than the keys below cap (see `collect_below`).
-            if row.get(p).is_some_and(|&value| ordered_key(value, flip) < cap) {
+            if row.get(p).is_some_and(|&value| order.key(value) < cap) {
                 emit.one(0, p);
                 return true;
             }

@@ -34,7 +34,7 @@
 use core::cmp::Ordering;
 
 use crate::kernels::entry::{Entry, report};
-use crate::types::element::{Element, FLOAT_KEY, Key, Sealed, ordered_key};
+use crate::types::element::{Element, FLOAT_KEY, Key, Order, Sealed};
 use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
@@ -47,7 +47,7 @@ const BUCKETS: usize = 256;
 pub(crate) fn select<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) {
@@ -58,20 +58,26 @@ pub(crate) fn select<T: Element, E: Entry>(
         buffer.len()
     );
     if <T::Key as Key>::BITS == 8 {
-        bytes(seq, k, flip, buffer, emit);
+        bytes(seq, k, order, buffer, emit);
     } else {
-        halfwords(seq, k, flip, buffer, emit);
+        halfwords(seq, k, order, buffer, emit);
     }
 }
 
 /// 8-bit keys: count, gather the selected in position order, then place those at their ranks (a
 /// counting sort of K, ties in position order).
-fn bytes<T: Element, E: Entry>(seq: &Sequence<'_, T>, k: usize, flip: u64, buffer: &mut [E], emit: &mut Emit<'_, T>) {
+fn bytes<T: Element, E: Entry>(
+    seq: &Sequence<'_, T>,
+    k: usize,
+    order: Order,
+    buffer: &mut [E],
+    emit: &mut Emit<'_, T>,
+) {
     let mut count = [0u32; BUCKETS];
-    each_key(seq, flip, |_, key| count[key as usize & 0xFF] += 1);
+    each_key(seq, order, |_, key| count[key as usize & 0xFF] += 1);
     let Some(cut) = Cut::of(&count, k) else { return };
     let ties = count.get(cut.key).map_or(0, |&c| c as usize);
-    let gathered = gather(seq, flip, k, cut, ties, buffer);
+    let gathered = gather(seq, order, k, cut, ties, buffer);
     first_ranks(&mut count, cut.key + 1);
     emit_by_rank(buffer, gathered, k, &mut count, |key| key as usize, emit);
 }
@@ -149,7 +155,7 @@ fn report_by_bytes<T: Element, E: Entry>(
 #[inline(always)]
 fn gather<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
-    flip: u64,
+    order: Order,
     k: usize,
     cut: Cut,
     ties: usize,
@@ -170,10 +176,10 @@ fn gather<T: Element, E: Entry>(
         taken += usize::from(taking);
     };
     if ties_fit {
-        each_key(seq, flip, |position, key| take(position, key, key <= kth));
+        each_key(seq, order, |position, key| take(position, key, key <= kth));
     } else {
         let mut selected = first_quota(kth, cut.quota);
-        each_key(seq, flip, |position, key| take(position, key, selected(key)));
+        each_key(seq, order, |position, key| take(position, key, selected(key)));
     }
     taken
 }
@@ -244,14 +250,14 @@ fn counting_sort<E: Entry>(from: &[E], to: &mut [E], ranks: &mut [u32; BUCKETS],
 #[inline(always)]
 fn place<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
-    flip: u64,
+    order: Order,
     k: usize,
     buffer: &mut [E],
     next: &mut [u32; BUCKETS],
     mut selected: impl FnMut(u64) -> bool,
 ) {
     let k = k as u32;
-    each_key(seq, flip, |position, key| {
+    each_key(seq, order, |position, key| {
         let next = &mut next[key as usize & 0xFF];
         let placed = (*next < k) & selected(key);
         let rank = if placed { *next } else { k };
@@ -267,17 +273,17 @@ fn place<T: Element, E: Entry>(
 fn halfwords<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) {
     let mut high = [0u32; BUCKETS];
-    each_key(seq, flip, |_, key| high[(key >> 8) as usize & 0xFF] += 1);
+    each_key(seq, order, |_, key| high[(key >> 8) as usize & 0xFF] += 1);
     let Some(top) = Cut::of(&high, k) else { return };
     // Low bytes of keys below bucket `top` (all selected), in it, and above it (counted only so that the
     // pass has no branch: one shared counter for them made every increment wait for the last).
     let mut low = [[0u32; BUCKETS]; 3];
-    each_key(seq, flip, |_, key| {
+    each_key(seq, order, |_, key| {
         let bucket = (key >> 8) as usize & 0xFF;
         let side = usize::from(bucket >= top.key) + usize::from(bucket > top.key);
         low[side][key as usize & 0xFF] += 1;
@@ -308,14 +314,14 @@ fn halfwords<T: Element, E: Entry>(
     if k.saturating_mul(2) <= buffer.len() {
         // Room for two copies (n >= 2K): the K gathered (exactly: `gather` is given one spare slot),
         // sorted by low byte, then back by high byte, stably: (key, position) order.
-        gather(seq, flip, k, kth, ties, buffer.get_mut(..=k).unwrap_or_default());
+        gather(seq, order, k, kth, ties, buffer.get_mut(..=k).unwrap_or_default());
         let (gathered, sorted) = buffer.split_at_mut(k);
         let sorted = sorted.get_mut(..k).unwrap_or_default();
         report_by_bytes(gathered, sorted, below, &mut high, k, emit);
     } else {
         // Otherwise placed by low byte straight from the row, then emitted by high byte a rank at a
         // time.
-        place(seq, flip, k, buffer, below, first_quota(kth.key as u64, kth.quota));
+        place(seq, order, k, buffer, below, first_quota(kth.key as u64, kth.quota));
         emit_by_rank(buffer, k, k, &mut high, |key| (key >> 8) as usize, emit);
     }
 }
@@ -361,7 +367,7 @@ fn first_ranks(count: &mut [u32; BUCKETS], buckets: usize) {
 /// spend on every element (1M f16 with K = 300 000). An integer's key is one `xor`, which
 /// the array's store and load would only slow.
 #[inline(always)]
-fn each_key<T: Element>(seq: &Sequence<'_, T>, flip: u64, mut f: impl FnMut(usize, u64)) {
+fn each_key<T: Element>(seq: &Sequence<'_, T>, order: Order, mut f: impl FnMut(usize, u64)) {
     const CHUNK: usize = 64;
     match seq.contiguous() {
         Some(row) if <T as Sealed>::KEY_FORM == FLOAT_KEY => {
@@ -372,23 +378,23 @@ fn each_key<T: Element>(seq: &Sequence<'_, T>, flip: u64, mut f: impl FnMut(usiz
                     *key = value.key();
                 }
                 for (i, key) in keys.into_iter().enumerate() {
-                    f(c * CHUNK + i, key.widen() ^ flip);
+                    f(c * CHUNK + i, key.widen() ^ order.mask());
                 }
             }
             let done = chunks.len() * CHUNK;
             for (i, &value) in tail.iter().enumerate() {
-                f(done + i, ordered_key(value, flip));
+                f(done + i, order.key(value));
             }
         }
         Some(row) => {
             for (position, &value) in row.iter().enumerate() {
-                f(position, ordered_key(value, flip));
+                f(position, order.key(value));
             }
         }
         None => {
             for position in 0..seq.len() {
                 // SAFETY: position < seq.len().
-                f(position, ordered_key(unsafe { seq.get(position) }, flip));
+                f(position, order.key(unsafe { seq.get(position) }));
             }
         }
     }

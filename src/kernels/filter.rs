@@ -1,5 +1,5 @@
 //! The block threshold filter over one contiguous row, and the pools it pushes survivors into: the
-//! sorted array of the best K on the stack for K <= 16 ([`Sorted`]), the candidate buffer compacted by
+//! sorted array of the best K on the stack for K <= 16 ([`SortedPool`]), the candidate buffer compacted by
 //! selection otherwise.
 //!
 //! ```text
@@ -29,7 +29,7 @@
 //!   branch and a restart of the loads;
 //! - the row's end is one more full block ending at the last element, its already-seen lanes masked
 //!   off (no scalar tail);
-//! - K <= 16 keeps the best K sorted on the stack ([`Sorted`]): a push is a branch-free insertion, and
+//! - K <= 16 keeps the best K sorted on the stack ([`SortedPool`]): a push is a branch-free insertion, and
 //!   the threshold is exact from the K-th element on, instead of the shared buffer's compaction every K
 //!   pushes;
 //! - once the threshold is the smallest key (K NaNs found when selecting `Decreasing`, or K copies of
@@ -42,10 +42,10 @@
 use crate::kernels::candidates::{Candidates, Sorter};
 use crate::kernels::entry::{Entry, report};
 use crate::simd::vector::Vector;
-use crate::types::element::{Element, ordered_key};
+use crate::types::element::{Element, Order};
 use crate::types::output::Emit;
 
-use super::lanes::{CHUNK, KeyMap, Lanes, Prepared, UNROLL, scan_unit};
+use super::lanes::{CHUNK, KeyMap, LaneLimit, Lanes, UNROLL, scan_unit};
 
 /// The steps of `row::Method::Filter` a row takes (`kernels::row`'s module doc has each). Each is taken only where
 /// the engine's vectors have it: the strategy asks for no other, and the kernels compile no other.
@@ -114,20 +114,20 @@ impl Pass {
 /// otherwise.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one private body, inlined into each engine's entry
-pub(crate) fn pass<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+pub(crate) fn pass<V: Vector, S: Sorter, T: Element, E: Entry, const FORM: u8>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
     this: &Pass,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) -> Outcome {
     if k <= SMALL_K {
-        filter::<V, T, Sorted<E>, KIND>(row, k, flip, map, this, Sorted::new(k), emit)
+        filter::<V, T, SortedPool<E>, FORM>(row, k, order, map, this, SortedPool::new(k), emit)
     } else {
         let candidates = Candidates::<E, S>::sorted_by(buffer, k);
-        filter::<V, T, Candidates<'_, E, S>, KIND>(row, k, flip, map, this, candidates, emit)
+        filter::<V, T, Candidates<'_, E, S>, FORM>(row, k, order, map, this, candidates, emit)
     }
 }
 
@@ -156,10 +156,10 @@ fn limit(candidates: &impl Pool, cap: Option<u64>) -> Option<u64> {
 /// fewer than K elements were below it.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one private body, inlined into each ISA wrapper
-fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
+fn filter<V: Vector, T: Element, P: Pool, const FORM: u8>(
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
     this: &Pass,
     mut candidates: P,
@@ -173,17 +173,17 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
         prefetch_floats,
     } = *this;
     let n = row.len();
-    let lanes = Lanes::<V>::new(map, flip);
+    let lanes = Lanes::<V>::new(map, order);
     let block = V::LANES * UNROLL;
     let mut position = 0;
     let mut pushed = 0usize;
-    let mut prepared = Prepared::<V>::none();
+    let mut prepared = LaneLimit::<V>::none();
     while position < n {
         let key = match limit(&candidates, cap) {
             // Filling the buffer: one element at a time, so that the vectors take over (at any alignment)
             // as soon as the first compaction sets a threshold.
             None if n - position >= block => {
-                candidates.push(ordered_key(row[position], flip), position);
+                candidates.push(order.key(row[position]), position);
                 position += 1;
                 continue;
             }
@@ -202,18 +202,18 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
         // The limit in the lanes' terms changes only with the threshold: prepared once per change, not
         // once per block.
         if prepared.key != key {
-            prepared = Prepared::new::<T, KIND>(key, flip, map);
+            prepared = LaneLimit::new::<T, FORM>(key, order, map);
         }
         // Chunks: CHUNK units tested without a branch, a bit each, then the lanes of the units with a
         // bit pushed, and on to the next chunk. Every way out of the hot loop below is a mispredicted
         // branch and a restart of the loads in flight: rows of 128k f16 with K = 50 push about 145
         // elements each, and those exits are a large part of their time. A chunk leaves its loop once,
         // however many of its units pass.
-        let unit = scan_unit::<V, T, KIND>();
+        let unit = scan_unit::<V, T, FORM>();
         // Chunks only on SIMD engines' 8- and 16-bit rows (a constant: the chunked scan is compiled only
         // there), where the strategy asked for them.
         if const { V::SPECIALIZE && size_of::<T>() < 4 } && chunked && position + CHUNK * unit <= n {
-            let (chunk, mut tested) = prepared.scan::<T, KIND, true>(row, position, &lanes, prefetch_floats);
+            let (chunk, mut tested) = prepared.scan::<T, FORM, true>(row, position, &lanes, prefetch_floats);
             if tested == 0 {
                 // Less than a chunk left: the blocks below take the rest.
                 position = chunk;
@@ -229,12 +229,12 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
                 for part in 0..parts {
                     let (start, bits) = if unit <= 64 {
                         // SAFETY: the chunk lies inside the row (checked above), and so does its unit.
-                        (first, unsafe { prepared.unit_bits::<T, KIND>(row, first, &lanes) })
+                        (first, unsafe { prepared.unit_bits::<T, FORM>(row, first, &lanes) })
                     } else {
-                        prepared.block_at::<T, KIND>(row, first + part * block, &lanes)
+                        prepared.block_at::<T, FORM>(row, first + part * block, &lanes)
                     };
                     let (entered, stale) =
-                        push_passing(&mut candidates, row, start, bits, flip, cap, Some(prepared.key));
+                        push_passing(&mut candidates, row, start, bits, order, cap, Some(prepared.key));
                     pushed += entered;
                     if let Some(resume) = stale {
                         next = resume;
@@ -250,24 +250,24 @@ fn filter<V: Vector, T: Element, P: Pool, const KIND: u8>(
         }
         // The hot loop: whole blocks against an unchanged limit until one has a lane below it. The pool
         // is looked at only after survivors, not once per block.
-        let (mut start, mut bits) = prepared.scan::<T, KIND, false>(row, position, &lanes, prefetch_floats);
+        let (mut start, mut bits) = prepared.scan::<T, FORM, false>(row, position, &lanes, prefetch_floats);
         if bits == 0 {
             if start >= n {
                 position = n;
                 break;
             }
             // The row's end: its last full block, rather than a scalar tail.
-            (start, bits) = prepared.block_at::<T, KIND>(row, start, &lanes);
+            (start, bits) = prepared.block_at::<T, FORM>(row, start, &lanes);
         }
         // A block's stale bits cost at most its lanes: offered, not tested again.
-        pushed += push_passing(&mut candidates, row, start, bits, flip, cap, None).0;
+        pushed += push_passing(&mut candidates, row, start, bits, order, cap, None).0;
         if may_bail && pushed > bail_budget(k, start) {
             return Outcome::Bailed;
         }
         position = start + block;
     }
     for (p, &value) in row.iter().enumerate().skip(position) {
-        offer(&mut candidates, ordered_key(value, flip), p, cap);
+        offer(&mut candidates, order.key(value), p, cap);
     }
     if guessed && !candidates.holds_k() {
         return Outcome::TooFewBelowCap;
@@ -288,7 +288,7 @@ fn push_passing<T: Element>(
     row: &[T],
     start: usize,
     mut bits: u64,
-    flip: u64,
+    order: Order,
     cap: Option<u64>,
     tested_under: Option<u64>,
 ) -> (usize, Option<usize>) {
@@ -298,7 +298,7 @@ fn push_passing<T: Element>(
         bits &= bits - 1;
         // `get` only keeps the indexing panic-free: the bits are of lanes inside `row`.
         if let Some(&value) = row.get(p) {
-            let entered = offer(candidates, ordered_key(value, flip), p, cap);
+            let entered = offer(candidates, order.key(value), p, cap);
             pushed += usize::from(entered);
             if !entered && tested_under.is_some() && limit(candidates, cap) != tested_under {
                 return (pushed, Some(p + 1));
@@ -359,18 +359,18 @@ pub(crate) const HALF_K: usize = SMALL_K / 2;
 /// insertion loop's exit is a mispredicted branch per push, which cost more than the moves). K <= 8
 /// passes over the lower 8 slots only: the one branch is the same for every push of a call (set by
 /// `moe4096x256_k8`). One pool type, not two sized 8 and 16: two would double the filter's code.
-pub(crate) struct Sorted<E> {
+pub(crate) struct SortedPool<E> {
     best: [E; SMALL_K],
     /// Entries pushed, up to K: the slots from here on are still `LAST`.
     filled: usize,
     k: usize,
 }
 
-impl<E: Entry> Sorted<E> {
+impl<E: Entry> SortedPool<E> {
     #[inline(always)]
     pub(crate) fn new(k: usize) -> Self {
         debug_assert!((1..=SMALL_K).contains(&k), "k {k}");
-        Sorted {
+        SortedPool {
             best: [E::LAST; SMALL_K],
             filled: 0,
             k: k.clamp(1, SMALL_K),
@@ -378,7 +378,7 @@ impl<E: Entry> Sorted<E> {
     }
 }
 
-impl<E: Entry> Pool for Sorted<E> {
+impl<E: Entry> Pool for SortedPool<E> {
     #[inline(always)]
     fn push(&mut self, key: u64, position: usize) {
         let entry = E::new(key, position);

@@ -8,7 +8,7 @@ use crate::kernels::bound::kth_by_bisection;
 use crate::kernels::lanes::{KeyMap, SIGNED, UNSIGNED, from_bits};
 use crate::kernels::testing::xorshift;
 use crate::simd::vector::{MAX_LANES, Vector};
-use crate::types::element::{Element, ordered_key};
+use crate::types::element::{Element, Order};
 
 /// `V`'s 16- and 8-bit lane tests agree with their lanes, one pair of lanes at a time, at the edges of
 /// both orders (f16's infinities and NaNs among them): the bits, the `any` tests and the folds, which
@@ -90,7 +90,7 @@ pub(crate) fn check_narrow_lanes<V: Vector>() {
 /// on random rows and rows of few values (ties across the K-th), around the block lengths: a loose
 /// answer would still select correctly (more collected, then sorted), so only this sees it.
 #[inline(always)]
-fn check_bisection<V: Vector, T: Element, const KIND: u8>() {
+fn check_bisection<V: Vector, T: Element, const FORM: u8>() {
     let map = KeyMap::of::<T>();
     let mut random = xorshift(0xb15e_c7ed ^ size_of::<T>() as u64);
     for n in [64, 65, 100, 256, 300, 511] {
@@ -98,12 +98,13 @@ fn check_bisection<V: Vector, T: Element, const KIND: u8>() {
             let row: Vec<T> = (0..n)
                 .map(|_| from_bits::<T>(random() % values.min(map.ones + 1)))
                 .collect();
-            for flip in [0, map.ones] {
-                let mut keys: Vec<u64> = row.iter().map(|&x| ordered_key(x, flip)).collect();
+            for mask in [0, map.ones] {
+                let flip = Order::from_mask(mask);
+                let mut keys: Vec<u64> = row.iter().map(|&x| flip.key(x)).collect();
                 keys.sort_unstable();
                 for k in [1, 2, n / 3, n / 2, n - 1, n] {
-                    let got = kth_by_bisection::<V, T, KIND>(&row, k, flip, &map);
-                    assert_eq!(got, keys[k - 1], "{} n {n} k {k} flip {flip:#x}", T::NAME);
+                    let got = kth_by_bisection::<V, T, FORM>(&row, k, flip, &map);
+                    assert_eq!(got, keys[k - 1], "{} n {n} k {k} flip {mask:#x}", T::NAME);
                 }
             }
         }

@@ -1,13 +1,13 @@
 //! Keys and limits in the lanes: the lane-wise key transforms ([`keys`]), a key limit turned into what
-//! a block's lanes are compared with ([`Prepared`], [`float_limit`], [`half_limit`]; each lane's own
-//! limit, for the side filter: [`float_limits`]), and the block test
-//! with the hot loop over it ([`Prepared::scan`]), and the positions that pass it compressed in short rows
-//! ([`Prepared::compress_blocks`]).
+//! a block's lanes are compared with ([`LaneLimit`], [`float_limit`], [`half_limit`]; each lane's own
+//! limit, for the column filter: [`float_limits`]), and the block test
+//! with the hot loop over it ([`LaneLimit::scan`]), and the positions that pass it compressed in short rows
+//! ([`LaneLimit::compress_blocks`]).
 
 use core::mem::MaybeUninit;
 
 use crate::simd::vector::Vector;
-use crate::types::element::{Element, FLOAT_KEY, Key, SIGNED_KEY, Sealed, UNSIGNED_KEY};
+use crate::types::element::{Element, FLOAT_KEY, Key, Order, SIGNED_KEY, Sealed, UNSIGNED_KEY};
 
 /// Bytes ahead of the hot loop that it asks the cache for, one line per two blocks: in the next 4 KiB
 /// page, where the hardware prefetchers (which stay within a page) have not started yet. Set by
@@ -22,7 +22,7 @@ const SCAN_AHEAD: usize = 4096;
 /// block's pass bits fit one `u64`).
 pub(crate) const UNROLL: usize = 4;
 
-/// Units a chunk of [`Prepared::scan`] with `CHUNKS` tests, a bit each, before it branches (see
+/// Units a chunk of [`LaneLimit::scan`] with `CHUNKS` tests, a bit each, before it branches (see
 /// `filter`): 4096 f16 on AVX2 (units of 64 in 16-bit lanes).
 pub(crate) const CHUNK: usize = 64;
 
@@ -31,8 +31,8 @@ pub(crate) const CHUNK: usize = 64;
 /// memory's speed), one for narrower ones, whose loads widen or convert (two blocks slow them). Set by
 /// rows of 128k f32 and f16 with K of 1 and 8 (the shape of `llm32x128k_k50`).
 #[inline(always)]
-pub(crate) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize {
-    let blocks = if in_16_bit_lanes::<V, T, KIND>() || in_8_bit_lanes::<V, T, KIND>() || size_of::<T>() >= 4 {
+pub(crate) const fn scan_unit<V: Vector, T: Element, const FORM: u8>() -> usize {
+    let blocks = if in_16_bit_lanes::<V, T, FORM>() || in_8_bit_lanes::<V, T, FORM>() || size_of::<T>() >= 4 {
         2
     } else {
         1
@@ -40,27 +40,28 @@ pub(crate) const fn scan_unit<V: Vector, T: Element, const KIND: u8>() -> usize 
     blocks * UNROLL * V::LANES
 }
 
-/// Whether `KIND`'s elements are tested as raw bits in 16-bit lanes on `V`, where the vector has them
+/// Whether `FORM`'s elements are tested as raw bits in 16-bit lanes on `V`, where the vector has them
 /// ([`Vector::HALF_LANES`]): f16 and bf16 (`HALF`, `BF16`), sign and magnitude in 16 bits, so that one
 /// set of integer tests ([`half_limit`]) serves both with the type's infinity; and 16-bit integers,
 /// whose keys are their bits (the sign flipped if signed), on the same compares: twice the lanes a
 /// register of 32-bit lanes holds, and no widening load.
 #[inline(always)]
-pub(crate) const fn in_16_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
-    V::HALF_LANES && size_of::<T>() == 2 && matches!(KIND, HALF | BF16 | UNSIGNED | SIGNED)
+pub(crate) const fn in_16_bit_lanes<V: Vector, T: Element, const FORM: u8>() -> bool {
+    V::HALF_LANES && size_of::<T>() == 2 && matches!(FORM, HALF | BF16 | UNSIGNED | SIGNED)
 }
 
-/// Whether `KIND`'s elements are 8-bit integers tested as raw bits in 8-bit lanes on `V`, where the
+/// Whether `FORM`'s elements are 8-bit integers tested as raw bits in 8-bit lanes on `V`, where the
 /// vector has them ([`Vector::BYTE_LANES`]): a block is one register, and the key's flips move into the
 /// limit as for wider integers: four times the lanes of 32-bit lanes, and no widening load
 /// (`u8_1m_k100`).
 #[inline(always)]
-pub(crate) const fn in_8_bit_lanes<V: Vector, T: Element, const KIND: u8>() -> bool {
-    V::BYTE_LANES && size_of::<T>() == 1 && matches!(KIND, UNSIGNED | SIGNED)
+pub(crate) const fn in_8_bit_lanes<V: Vector, T: Element, const FORM: u8>() -> bool {
+    V::BYTE_LANES && size_of::<T>() == 1 && matches!(FORM, UNSIGNED | SIGNED)
 }
 
-// The key forms of `Element`s, and the two forms the block test has of its own for floats: the kind
-// each filter is compiled for.
+/// The forms a row's keys take in the lanes: the `FORM` parameter every filter, bound and collection
+/// is compiled for (one copy per form a type can have). The first three are the key forms of
+/// `Element`s, keyed in the lanes; the others test floats without keying them.
 pub(crate) const UNSIGNED: u8 = UNSIGNED_KEY;
 pub(crate) const SIGNED: u8 = SIGNED_KEY;
 pub(crate) const FLOAT: u8 = FLOAT_KEY;
@@ -86,7 +87,7 @@ pub(crate) const BF16: u8 = 5;
 
 /// A key limit turned into what the block test compares lanes with.
 #[derive(Clone, Copy)]
-pub(crate) struct Prepared<V> {
+pub(crate) struct LaneLimit<V> {
     /// The key limit this stands for (0 = none yet: a limit of 0 stops the scan before any test).
     pub(crate) key: u64,
     limit: V,
@@ -99,13 +100,13 @@ pub(crate) struct Prepared<V> {
     pub(crate) above_zero: bool,
 }
 
-/// Inside [`Prepared::scan`] and [`Prepared::compress_blocks`]: `$by_test!(TESTS..)` (the caller's
+/// Inside [`LaneLimit::scan`] and [`LaneLimit::compress_blocks`]: `$by_test!(TESTS..)` (the caller's
 /// macro, which runs the test of `self.test` among `TESTS`, or `LESS`) with the family of tests that the
 /// kind and the vector decide at compile time (`const`: each compiles only the copies of the tests it
 /// can have).
 macro_rules! by_family {
     ($by_test:ident) => {
-        match const { test_family::<V, T, KIND>() } {
+        match const { test_family::<V, T, FORM>() } {
             FLOAT_TESTS => $by_test!(LESS_OR_EQUAL NOT_LESS_OR_EQUAL),
             HALF_TESTS => $by_test!(HALF_BELOW_SIGNED HALF_ABOVE HALF_ABOVE_SIGNED_OR_NAN HALF_BELOW_OR_NAN),
             UNSIGNED_TESTS => $by_test!(BELOW ABOVE),
@@ -116,16 +117,16 @@ macro_rules! by_family {
     };
 }
 
-impl<V: Vector> Prepared<V> {
+impl<V: Vector> LaneLimit<V> {
     /// The lanes of the `UNROLL` vectors of `row` from `start` that pass the limit, as bits (lane `i`
     /// of vector `u` is bit `u · LANES + i`); tested with one `any` before the bits are gathered.
     ///
     /// # Safety
     /// `start + UNROLL · LANES <= row.len()`.
     #[inline(always)]
-    unsafe fn block_bits<T: Element, const KIND: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> u64 {
+    unsafe fn block_bits<T: Element, const FORM: u8>(&self, row: &[T], start: usize, lanes: &Lanes<V>) -> u64 {
         // SAFETY: the caller's precondition.
-        unsafe { self.bits_with::<T, KIND, AT_RUN_TIME>(row, start, lanes) }
+        unsafe { self.bits_with::<T, FORM, AT_RUN_TIME>(row, start, lanes) }
     }
 
     /// The lanes of the [`scan_unit`] elements of `row` from `start` that pass the limit, as bits (lane
@@ -134,22 +135,22 @@ impl<V: Vector> Prepared<V> {
     /// it for each register and clamped each block.
     ///
     /// # Safety
-    /// `start + scan_unit::<V, T, KIND>() <= row.len()`.
+    /// `start + scan_unit::<V, T, FORM>() <= row.len()`.
     #[inline(always)]
-    pub(crate) unsafe fn unit_bits<T: Element, const KIND: u8>(
+    pub(crate) unsafe fn unit_bits<T: Element, const FORM: u8>(
         &self,
         row: &[T],
         start: usize,
         lanes: &Lanes<V>,
     ) -> u64 {
-        debug_assert!(scan_unit::<V, T, KIND>() <= 64 && start + scan_unit::<V, T, KIND>() <= row.len());
+        debug_assert!(scan_unit::<V, T, FORM>() <= 64 && start + scan_unit::<V, T, FORM>() <= row.len());
         macro_rules! by_test {
             ($($test:ident)*) => {
                 match self.test {
                     // SAFETY: the caller's precondition.
-                    $($test => unsafe { self.unit_bits_with::<T, KIND, $test>(row, start, lanes) },)*
+                    $($test => unsafe { self.unit_bits_with::<T, FORM, $test>(row, start, lanes) },)*
                     // SAFETY: as above.
-                    _ => unsafe { self.unit_bits_with::<T, KIND, AT_RUN_TIME>(row, start, lanes) },
+                    _ => unsafe { self.unit_bits_with::<T, FORM, AT_RUN_TIME>(row, start, lanes) },
                 }
             };
         }
@@ -161,7 +162,7 @@ impl<V: Vector> Prepared<V> {
     /// # Safety
     /// As `unit_bits`.
     #[inline(always)]
-    unsafe fn unit_bits_with<T: Element, const KIND: u8, const TEST: u8>(
+    unsafe fn unit_bits_with<T: Element, const FORM: u8, const TEST: u8>(
         &self,
         row: &[T],
         start: usize,
@@ -169,9 +170,9 @@ impl<V: Vector> Prepared<V> {
     ) -> u64 {
         let block = UNROLL * V::LANES;
         let mut bits = 0;
-        for b in 0..scan_unit::<V, T, KIND>() / block {
+        for b in 0..scan_unit::<V, T, FORM>() / block {
             // SAFETY: the block ends at start + scan_unit at the latest (the caller's precondition).
-            bits |= unsafe { self.bits_with::<T, KIND, TEST>(row, start + b * block, lanes) } << (b * block);
+            bits |= unsafe { self.bits_with::<T, FORM, TEST>(row, start + b * block, lanes) } << (b * block);
         }
         bits
     }
@@ -181,7 +182,7 @@ impl<V: Vector> Prepared<V> {
     /// off. Returns its start and the lanes that pass, as [`block_bits`](Self::block_bits); the bits are 0
     /// where the row is shorter than a block or `position` is past its end.
     #[inline(always)]
-    pub(crate) fn block_at<T: Element, const KIND: u8>(
+    pub(crate) fn block_at<T: Element, const FORM: u8>(
         &self,
         row: &[T],
         position: usize,
@@ -195,7 +196,7 @@ impl<V: Vector> Prepared<V> {
             return (position, 0);
         }
         // SAFETY: start <= last, so start + UNROLL · LANES <= row.len().
-        let bits = unsafe { self.block_bits::<T, KIND>(row, start, lanes) };
+        let bits = unsafe { self.block_bits::<T, FORM>(row, start, lanes) };
         (start, bits & u64::MAX << (position - start))
     }
 
@@ -209,7 +210,7 @@ impl<V: Vector> Prepared<V> {
     /// block, and the loop falls short of the memory's speed). Float rows prefetch ahead of the hardware
     /// where `prefetch_floats`; integer rows always do.
     #[inline(always)]
-    pub(crate) fn scan<T: Element, const KIND: u8, const CHUNKS: bool>(
+    pub(crate) fn scan<T: Element, const FORM: u8, const CHUNKS: bool>(
         &self,
         row: &[T],
         start: usize,
@@ -217,14 +218,14 @@ impl<V: Vector> Prepared<V> {
         prefetch_floats: bool,
     ) -> (usize, u64) {
         if !V::SPECIALIZE {
-            return self.scan_generic::<T, KIND>(row, start, lanes);
+            return self.scan_generic::<T, FORM>(row, start, lanes);
         }
         // The family by the kind and the vector (`by_family`), the test within it at run time.
         macro_rules! by_test {
             ($($test:ident)*) => {
                 match self.test {
-                    $($test => self.scan_with::<T, KIND, $test, CHUNKS>(row, start, lanes, prefetch_floats),)*
-                    _ => self.scan_with::<T, KIND, LESS, CHUNKS>(row, start, lanes, prefetch_floats),
+                    $($test => self.scan_with::<T, FORM, $test, CHUNKS>(row, start, lanes, prefetch_floats),)*
+                    _ => self.scan_with::<T, FORM, LESS, CHUNKS>(row, start, lanes, prefetch_floats),
                 }
             };
         }
@@ -242,7 +243,7 @@ impl<V: Vector> Prepared<V> {
     // take stack slots in the filter's frame (12 KiB more).
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    pub(crate) fn compress_blocks<T: Element, const KIND: u8>(
+    pub(crate) fn compress_blocks<T: Element, const FORM: u8>(
         &self,
         row: &[T],
         lanes: &Lanes<V>,
@@ -255,8 +256,8 @@ impl<V: Vector> Prepared<V> {
         macro_rules! by_test {
             ($($test:ident)*) => {
                 match self.test {
-                    $($test => self.compress_blocks_with::<T, KIND, $test>(row, lanes, found),)*
-                    _ => self.compress_blocks_with::<T, KIND, LESS>(row, lanes, found),
+                    $($test => self.compress_blocks_with::<T, FORM, $test>(row, lanes, found),)*
+                    _ => self.compress_blocks_with::<T, FORM, LESS>(row, lanes, found),
                 }
             };
         }
@@ -267,13 +268,13 @@ impl<V: Vector> Prepared<V> {
     /// the whole blocks, then the block that ends the row with its lanes already counted masked off.
     /// Exact only where the lane test is (integers: f16 and bf16 in 16-bit lanes pass negative NaNs).
     #[inline(always)]
-    pub(crate) fn count<T: Element, const KIND: u8>(&self, row: &[T], lanes: &Lanes<V>) -> usize {
+    pub(crate) fn count<T: Element, const FORM: u8>(&self, row: &[T], lanes: &Lanes<V>) -> usize {
         // As in `scan`.
         macro_rules! by_test {
             ($($test:ident)*) => {
                 match self.test {
-                    $($test => self.count_with::<T, KIND, $test>(row, lanes),)*
-                    _ => self.count_with::<T, KIND, LESS>(row, lanes),
+                    $($test => self.count_with::<T, FORM, $test>(row, lanes),)*
+                    _ => self.count_with::<T, FORM, LESS>(row, lanes),
                 }
             };
         }
@@ -281,7 +282,7 @@ impl<V: Vector> Prepared<V> {
     }
 
     #[inline(always)]
-    fn count_with<T: Element, const KIND: u8, const TEST: u8>(&self, row: &[T], lanes: &Lanes<V>) -> usize {
+    fn count_with<T: Element, const FORM: u8, const TEST: u8>(&self, row: &[T], lanes: &Lanes<V>) -> usize {
         let block = UNROLL * V::LANES;
         let Some(last) = row.len().checked_sub(block) else {
             return 0;
@@ -290,19 +291,19 @@ impl<V: Vector> Prepared<V> {
         let mut start = 0;
         while start < last {
             // SAFETY: start < last = row.len() - block.
-            count += unsafe { self.bits_with::<T, KIND, TEST>(row, start, lanes) }.count_ones() as usize;
+            count += unsafe { self.bits_with::<T, FORM, TEST>(row, start, lanes) }.count_ones() as usize;
             start += block;
         }
         // SAFETY: last + block = row.len(). The lanes before `start` were counted above, and
         // start - last < block <= 64.
-        let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, last, lanes) } & u64::MAX << (start - last);
+        let bits = unsafe { self.bits_with::<T, FORM, TEST>(row, last, lanes) } & u64::MAX << (start - last);
         count + bits.count_ones() as usize
     }
 
     // Out of line in unoptimised builds, as `scan_with`.
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn compress_blocks_with<T: Element, const KIND: u8, const TEST: u8>(
+    fn compress_blocks_with<T: Element, const FORM: u8, const TEST: u8>(
         &self,
         row: &[T],
         lanes: &Lanes<V>,
@@ -334,17 +335,17 @@ impl<V: Vector> Prepared<V> {
                 unsafe { V::compress_iota(bits, v).add(first).store_positions(room.add(filled)) };
                 filled += bits.count_ones() as usize;
             };
-            if const { in_16_bit_lanes::<V, T, KIND>() || in_8_bit_lanes::<V, T, KIND>() } {
+            if const { in_16_bit_lanes::<V, T, FORM>() || in_8_bit_lanes::<V, T, FORM>() } {
                 // Lanes of the element's width: their tests come as bits already (`bits_with`).
                 // SAFETY: start + block <= row.len(), as this is one of the row's `row.len() / block`
                 // whole blocks.
-                let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, start, lanes) };
+                let bits = unsafe { self.bits_with::<T, FORM, TEST>(row, start, lanes) };
                 for v in 0..UNROLL {
                     keep(v, bits >> (v * V::LANES));
                 }
             } else {
                 // SAFETY: as above, start + block <= row.len().
-                let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
+                let masks = unsafe { self.masks_with::<T, FORM, TEST>(row, start, lanes) };
                 for (v, mask) in masks.into_iter().enumerate() {
                     keep(v, V::bits(mask));
                 }
@@ -358,11 +359,11 @@ impl<V: Vector> Prepared<V> {
 
     /// [`scan`](Self::scan) in one copy, the float test matched per block.
     #[inline(always)]
-    fn scan_generic<T: Element, const KIND: u8>(&self, row: &[T], mut start: usize, lanes: &Lanes<V>) -> (usize, u64) {
+    fn scan_generic<T: Element, const FORM: u8>(&self, row: &[T], mut start: usize, lanes: &Lanes<V>) -> (usize, u64) {
         let block = UNROLL * V::LANES;
         while start + block <= row.len() {
             // SAFETY: checked just above.
-            let bits = unsafe { self.block_bits::<T, KIND>(row, start, lanes) };
+            let bits = unsafe { self.block_bits::<T, FORM>(row, start, lanes) };
             if bits != 0 {
                 return (start, bits);
             }
@@ -376,7 +377,7 @@ impl<V: Vector> Prepared<V> {
     // network paths of `tests/stack.rs` pass 512 KiB).
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    fn scan_with<T: Element, const KIND: u8, const TEST: u8, const CHUNKS: bool>(
+    fn scan_with<T: Element, const FORM: u8, const TEST: u8, const CHUNKS: bool>(
         &self,
         row: &[T],
         mut start: usize,
@@ -384,12 +385,12 @@ impl<V: Vector> Prepared<V> {
         prefetch_floats: bool,
     ) -> (usize, u64) {
         let block = UNROLL * V::LANES;
-        let ahead = if KIND == UNSIGNED || KIND == SIGNED || prefetch_floats {
+        let ahead = if FORM == UNSIGNED || FORM == SIGNED || prefetch_floats {
             SCAN_AHEAD / size_of::<T>()
         } else {
             0
         };
-        let unit = scan_unit::<V, T, KIND>();
+        let unit = scan_unit::<V, T, FORM>();
         if CHUNKS {
             while start + CHUNK * unit <= row.len() {
                 let mut tested = 0;
@@ -402,7 +403,7 @@ impl<V: Vector> Prepared<V> {
                         crate::simd::vector::prefetch(row.as_ptr().wrapping_add(at + ahead));
                         // SAFETY: the unit ends at start + CHUNK · unit at the latest, inside `row`
                         // (checked just above).
-                        bits |= u64::from(unsafe { self.unit_any::<T, KIND, TEST>(row, at, lanes) }) << u;
+                        bits |= u64::from(unsafe { self.unit_any::<T, FORM, TEST>(row, at, lanes) }) << u;
                     }
                     tested |= bits << (8 * group);
                 }
@@ -416,27 +417,27 @@ impl<V: Vector> Prepared<V> {
         while unit > block && start + unit <= row.len() {
             crate::simd::vector::prefetch(row.as_ptr().wrapping_add(start + ahead));
             // SAFETY: checked just above.
-            if unsafe { self.unit_any::<T, KIND, TEST>(row, start, lanes) } {
+            if unsafe { self.unit_any::<T, FORM, TEST>(row, start, lanes) } {
                 // The two blocks tested again for their bits, rather than their eight masks kept across
                 // the branch: live together, they outnumber the mask registers, and every pass of the
                 // loop would spill them to the stack and back (AVX-512). `black_box` keeps the compiler
                 // from reusing the masks above.
                 let again = core::hint::black_box(start);
                 // SAFETY: `again` is `start`, checked above.
-                let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, again, lanes) };
+                let bits = unsafe { self.bits_with::<T, FORM, TEST>(row, again, lanes) };
                 if bits != 0 {
                     return (again, bits);
                 }
                 // SAFETY: as above.
                 return (again + block, unsafe {
-                    self.bits_with::<T, KIND, TEST>(row, again + block, lanes)
+                    self.bits_with::<T, FORM, TEST>(row, again + block, lanes)
                 });
             }
             start += unit;
         }
         while start + block <= row.len() {
             // SAFETY: checked just above.
-            let bits = unsafe { self.bits_with::<T, KIND, TEST>(row, start, lanes) };
+            let bits = unsafe { self.bits_with::<T, FORM, TEST>(row, start, lanes) };
             if bits != 0 {
                 return (start, bits);
             }
@@ -450,18 +451,18 @@ impl<V: Vector> Prepared<V> {
     /// ([`float_any`](Self::float_any)), the masks of the unit's blocks or-ed otherwise.
     ///
     /// # Safety
-    /// `start + scan_unit::<V, T, KIND>() <= row.len()`.
+    /// `start + scan_unit::<V, T, FORM>() <= row.len()`.
     #[inline(always)]
-    unsafe fn unit_any<T: Element, const KIND: u8, const TEST: u8>(
+    unsafe fn unit_any<T: Element, const FORM: u8, const TEST: u8>(
         &self,
         row: &[T],
         start: usize,
         lanes: &Lanes<V>,
     ) -> bool {
         let block = UNROLL * V::LANES;
-        let unit = scan_unit::<V, T, KIND>();
+        let unit = scan_unit::<V, T, FORM>();
         debug_assert!(start + unit <= row.len(), "{start} of {}", row.len());
-        if const { in_16_bit_lanes::<V, T, KIND>() } {
+        if const { in_16_bit_lanes::<V, T, FORM>() } {
             let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
             let mut raw = [V::splat(0); UNROLL];
             for (pair, raw) in raw.iter_mut().enumerate() {
@@ -471,7 +472,7 @@ impl<V: Vector> Prepared<V> {
             }
             return half_any(&raw, self.limit, self.negative_nan, test);
         }
-        if const { in_8_bit_lanes::<V, T, KIND>() } {
+        if const { in_8_bit_lanes::<V, T, FORM>() } {
             let test = if TEST == AT_RUN_TIME { self.test } else { TEST };
             // SAFETY: the unit's two blocks of 4 · LANES bytes end at start + unit, inside `row` (the
             // caller's precondition), and T is 1 byte wide.
@@ -483,7 +484,7 @@ impl<V: Vector> Prepared<V> {
             };
             return byte_any(raw, self.limit, test);
         }
-        if const { KIND == NATIVE_FLOAT && V::FOLDS_FLOATS && (TEST == LESS || TEST == NOT_LESS_OR_EQUAL) }
+        if const { FORM == NATIVE_FLOAT && V::FOLDS_FLOATS && (TEST == LESS || TEST == NOT_LESS_OR_EQUAL) }
             && unit == 2 * block
         {
             // SAFETY: the caller's precondition; T is f32 or f64 for NATIVE_FLOAT, as wide as the lanes.
@@ -492,7 +493,7 @@ impl<V: Vector> Prepared<V> {
         let mut any = V::lt(self.limit, self.limit);
         for b in 0..unit / block {
             // SAFETY: the block ends at start + unit at the latest (the caller's precondition).
-            let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start + b * block, lanes) };
+            let masks = unsafe { self.masks_with::<T, FORM, TEST>(row, start + b * block, lanes) };
             any = masks.iter().fold(any, |a, &b| V::or_mask(a, b));
         }
         V::any(any)
@@ -545,22 +546,22 @@ impl<V: Vector> Prepared<V> {
     // Out of line in unoptimised builds, as `scan_with`.
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
-    unsafe fn bits_with<T: Element, const KIND: u8, const TEST: u8>(
+    unsafe fn bits_with<T: Element, const FORM: u8, const TEST: u8>(
         &self,
         row: &[T],
         start: usize,
         lanes: &Lanes<V>,
     ) -> u64 {
-        if const { in_16_bit_lanes::<V, T, KIND>() } {
+        if const { in_16_bit_lanes::<V, T, FORM>() } {
             // SAFETY: the caller's precondition.
             return unsafe { self.half_bits::<T, TEST>(row, start) };
         }
-        if const { in_8_bit_lanes::<V, T, KIND>() } {
+        if const { in_8_bit_lanes::<V, T, FORM>() } {
             // SAFETY: the caller's precondition.
             return unsafe { self.byte_bits::<T, TEST>(row, start) };
         }
         // SAFETY: the caller's precondition.
-        let masks = unsafe { self.masks_with::<T, KIND, TEST>(row, start, lanes) };
+        let masks = unsafe { self.masks_with::<T, FORM, TEST>(row, start, lanes) };
         let any = masks
             .iter()
             .fold(V::lt(self.limit, self.limit), |a, &b| V::or_mask(a, b));
@@ -609,7 +610,7 @@ impl<V: Vector> Prepared<V> {
     /// # Safety
     /// `start + UNROLL · LANES <= row.len()`.
     #[inline(always)]
-    unsafe fn masks_with<T: Element, const KIND: u8, const TEST: u8>(
+    unsafe fn masks_with<T: Element, const FORM: u8, const TEST: u8>(
         &self,
         row: &[T],
         start: usize,
@@ -624,8 +625,8 @@ impl<V: Vector> Prepared<V> {
             // (the caller's precondition); T is one of the crate's element types, of the lane's width or less.
             // HALF and BF16 come here with f16 and bf16 only, on vectors that widen them (16-bit lanes
             // do not come here).
-            let raw = unsafe { load_as::<V, T, KIND>(row.as_ptr().add(start + u * V::LANES)) };
-            *mask = match KIND {
+            let raw = unsafe { load_as::<V, T, FORM>(row.as_ptr().add(start + u * V::LANES)) };
+            *mask = match FORM {
                 NATIVE_FLOAT | HALF | BF16 => match test {
                     LESS => raw.float_lt(limit),
                     LESS_OR_EQUAL => raw.float_le(limit),
@@ -637,7 +638,7 @@ impl<V: Vector> Prepared<V> {
                     BELOW_SIGNED => raw.lt_signed(limit),
                     _ => raw.gt_signed(limit),
                 },
-                _ => keys::<V, KIND>(raw, lanes).lt(limit),
+                _ => keys::<V, FORM>(raw, lanes).lt(limit),
             };
         }
         masks
@@ -645,7 +646,7 @@ impl<V: Vector> Prepared<V> {
 
     #[inline(always)]
     pub(crate) fn none() -> Self {
-        Prepared {
+        LaneLimit {
             key: 0,
             limit: V::splat(0),
             negative_nan: V::splat(u64::MAX),
@@ -655,22 +656,22 @@ impl<V: Vector> Prepared<V> {
     }
 
     #[inline(always)]
-    pub(crate) fn new<T: Element, const KIND: u8>(key: u64, flip: u64, map: &KeyMap) -> Self {
+    pub(crate) fn new<T: Element, const FORM: u8>(key: u64, order: Order, map: &KeyMap) -> Self {
         // Whether the float test passes only values above +0 and NaNs: `!(x <= v)` for v at or above +0.
         let above = |(value, test): (u64, FloatTest)| test == FloatTest::NotLessOrEqual && value & map.sign == 0;
-        let (limit, test, above_zero) = match KIND {
+        let (limit, test, above_zero) = match FORM {
             // An integer's key is its bits, the sign bit flipped if signed, then all flipped for
             // `Decreasing` (flip = all ones): order-preserving maps, moved from every lane to the limit.
             // key < L is x < L (^ sign), or, flipped, x > L ^ ones (^ sign). 16-bit integers in 16-bit
             // lanes take the compares of the float tests there, whose negative NaN term is never met
             // (all ones, set below); 8-bit ones in 8-bit lanes the byte tests.
             UNSIGNED | SIGNED
-                if raw_integers::<V, T>() || in_16_bit_lanes::<V, T, KIND>() || in_8_bit_lanes::<V, T, KIND>() =>
+                if raw_integers::<V, T>() || in_16_bit_lanes::<V, T, FORM>() || in_8_bit_lanes::<V, T, FORM>() =>
             {
-                debug_assert!((flip == 0 || flip == map.ones) && key <= map.ones);
-                let signed = KIND == SIGNED;
-                let limit = key ^ flip ^ if signed { map.sign } else { 0 };
-                let (tests, limit) = if in_16_bit_lanes::<V, T, KIND>() {
+                debug_assert!((order.is_increasing() || order.mask() == map.ones) && key <= map.ones);
+                let signed = FORM == SIGNED;
+                let limit = key ^ order.mask() ^ if signed { map.sign } else { 0 };
+                let (tests, limit) = if in_16_bit_lanes::<V, T, FORM>() {
                     // The same 16 bits in both halves of every 32-bit lane.
                     (
                         [
@@ -681,7 +682,7 @@ impl<V: Vector> Prepared<V> {
                         ],
                         limit * 0x1_0001,
                     )
-                } else if in_8_bit_lanes::<V, T, KIND>() {
+                } else if in_8_bit_lanes::<V, T, FORM>() {
                     // The same 8 bits in every byte of every 32-bit lane.
                     (
                         [BYTE_BELOW, BYTE_ABOVE, BYTE_BELOW_SIGNED, BYTE_ABOVE_SIGNED],
@@ -690,7 +691,7 @@ impl<V: Vector> Prepared<V> {
                 } else {
                     ([BELOW, ABOVE, BELOW_SIGNED, ABOVE_SIGNED], limit)
                 };
-                let test = match (flip == 0, signed) {
+                let test = match (order.is_increasing(), signed) {
                     (true, false) => tests[0],
                     (false, false) => tests[1],
                     (true, true) => tests[2],
@@ -699,17 +700,17 @@ impl<V: Vector> Prepared<V> {
                 (limit, test, false)
             }
             NATIVE_FLOAT => {
-                let (value, test) = float_limit(key, flip, map);
+                let (value, test) = float_limit(key, order, map);
                 (value, test.code(), above((value, test)))
             }
             HALF | BF16 if V::HALF_LANES => {
-                let float = float_limit(key, flip, map);
+                let float = float_limit(key, order, map);
                 let (half, test) = half_limit(float);
                 // The same 16 bits in both halves of every 32-bit lane.
                 (half * 0x1_0001, test, above(float))
             }
             HALF => {
-                let (half, test) = float_limit(key, flip, map);
+                let (half, test) = float_limit(key, order, map);
                 (
                     u64::from(half::f16::from_bits(half as u16).to_f32().to_bits()),
                     test.code(),
@@ -717,18 +718,18 @@ impl<V: Vector> Prepared<V> {
                 )
             }
             BF16 => {
-                let (brain, test) = float_limit(key, flip, map);
+                let (brain, test) = float_limit(key, order, map);
                 (brain << 16, test.code(), above((brain, test)))
             }
             _ => (key, LESS, false),
         };
         let negative_nan = match test {
-            HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN if matches!(KIND, HALF | BF16) => {
+            HALF_ABOVE_SIGNED_OR_NAN | HALF_BELOW_OR_NAN if matches!(FORM, HALF | BF16) => {
                 (map.infinity | map.sign) * 0x1_0001
             }
             _ => u64::MAX,
         };
-        Prepared {
+        LaneLimit {
             key,
             limit: V::splat(limit),
             negative_nan: V::splat(negative_nan),
@@ -774,7 +775,7 @@ const BYTE_ABOVE_SIGNED: u8 = 14;
 /// The test matched per block, in the one copy of the cold paths.
 const AT_RUN_TIME: u8 = 15;
 
-/// Whether integer lanes of `T` are tested raw, against a limit in their own terms ([`Prepared::new`]),
+/// Whether integer lanes of `T` are tested raw, against a limit in their own terms ([`LaneLimit::new`]),
 /// rather than keyed first: where the element is as wide as the lane (32- and 64-bit integers; 16-bit ones
 /// where the vector has 16-bit lanes, [`in_16_bit_lanes`]; others are zero-extended, so their sign is not
 /// the lane's), on SIMD engines. The xor of the key would be an instruction per vector and keep the
@@ -784,12 +785,12 @@ const fn raw_integers<V: Vector, T: Element>() -> bool {
     V::SPECIALIZE && size_of::<T>() == size_of::<V>() / V::LANES
 }
 
-/// The tests [`Prepared::scan`] and [`Prepared::compress_blocks`] can meet for a kind on a vector, each
+/// The tests [`LaneLimit::scan`] and [`LaneLimit::compress_blocks`] can meet for a kind on a vector, each
 /// family compiled only where it can occur; every kind also has `LESS` (the keys).
-const fn test_family<V: Vector, T: Element, const KIND: u8>() -> u8 {
-    match KIND {
-        _ if in_16_bit_lanes::<V, T, KIND>() => HALF_TESTS,
-        _ if in_8_bit_lanes::<V, T, KIND>() => BYTE_TESTS,
+const fn test_family<V: Vector, T: Element, const FORM: u8>() -> u8 {
+    match FORM {
+        _ if in_16_bit_lanes::<V, T, FORM>() => HALF_TESTS,
+        _ if in_8_bit_lanes::<V, T, FORM>() => BYTE_TESTS,
         NATIVE_FLOAT | HALF | BF16 => FLOAT_TESTS,
         UNSIGNED if raw_integers::<V, T>() => UNSIGNED_TESTS,
         SIGNED if raw_integers::<V, T>() => SIGNED_TESTS,
@@ -939,7 +940,7 @@ impl FloatTest {
 /// - `Decreasing`: key(x) > M (M = L ^ ones) iff x > v or x is NaN, with the hole taken as the key
 ///   just below it (the smallest negative subnormal) and M at or above +inf's key meaning "NaN only".
 #[inline(always)]
-pub(crate) fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTest) {
+pub(crate) fn float_limit(limit: u64, order: Order, map: &KeyMap) -> (u64, FloatTest) {
     let infinity_key = map.infinity | map.sign;
     let hole = map.sign - 1;
     let value = |key: u64| {
@@ -949,7 +950,7 @@ pub(crate) fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTes
             !key & map.ones
         }
     };
-    if flip == 0 {
+    if order.is_increasing() {
         if limit > infinity_key {
             (map.infinity, FloatTest::LessOrEqual)
         } else {
@@ -967,9 +968,9 @@ pub(crate) fn float_limit(limit: u64, flip: u64, map: &KeyMap) -> (u64, FloatTes
 /// `float_limit`'s; its `Less` becomes `LessOrEqual`, so that every lane has the same test: a lane then
 /// also passes the elements equal to its value (whose keys are not below the limit), never fewer.
 #[inline(always)]
-pub(crate) fn float_limits<V: Vector>(limits: V, flip: u64, map: &KeyMap) -> V {
+pub(crate) fn float_limits<V: Vector>(limits: V, order: Order, map: &KeyMap) -> V {
     let infinity_key = V::splat(map.infinity | map.sign);
-    if flip == 0 {
+    if order.is_increasing() {
         return V::select(
             limits.gt(infinity_key),
             V::splat(map.infinity),
@@ -1056,23 +1057,23 @@ pub(crate) fn to_bits<T: Element>(value: T) -> u64 {
     }
 }
 
-/// The flipped key of a float above +0 or a NaN (what a test with [`Prepared::above_zero`] passes):
+/// The flipped key of a float above +0 or a NaN (what a test with [`LaneLimit::above_zero`] passes):
 /// its bits with the sign set, every NaN all ones. Four instructions where the whole transform (both
 /// signs and both zeros) takes a dozen, for each element a short row collects.
 #[inline(always)]
-pub(crate) fn above_zero_key<T: Element>(value: T, flip: u64, map: &KeyMap) -> u64 {
+pub(crate) fn above_zero_key<T: Element>(value: T, order: Order, map: &KeyMap) -> u64 {
     let key = to_bits(value) | map.sign;
     let key = if key > (map.infinity | map.sign) { map.ones } else { key };
     debug_assert_eq!(key, value.key().widen(), "not above +0 nor NaN");
-    key ^ flip
+    key ^ order.mask()
 }
 
 /// The raw bits of the value of `T` that every other value precedes or ties with in the order of `flip`
 /// (its flipped key is the largest any value has): NaN or the largest integer when increasing, -inf or
 /// the smallest integer when decreasing (no float has the key 0, which -inf's is next to).
 #[inline(always)]
-pub(crate) fn last_in_order_bits<T: Element>(flip: u64, map: &KeyMap) -> u64 {
-    match (<T as Sealed>::KEY_FORM, flip == 0) {
+pub(crate) fn last_in_order_bits<T: Element>(order: Order, map: &KeyMap) -> u64 {
+    match (<T as Sealed>::KEY_FORM, order.is_increasing()) {
         (UNSIGNED, true) => map.ones,
         (UNSIGNED, false) => 0,
         (SIGNED, true) => map.ones ^ map.sign,
@@ -1084,7 +1085,7 @@ pub(crate) fn last_in_order_bits<T: Element>(flip: u64, map: &KeyMap) -> u64 {
 
 /// The key map's constants broadcast once per row, with the direction's flip folded in.
 pub(crate) struct Lanes<V> {
-    flip: V,
+    mask: V,
     sign_flip: V,
     sign: V,
     magnitude: V,
@@ -1094,19 +1095,19 @@ pub(crate) struct Lanes<V> {
 
 impl<V: Vector> Lanes<V> {
     #[inline(always)]
-    pub(crate) fn new(map: &KeyMap, flip: u64) -> Self {
+    pub(crate) fn new(map: &KeyMap, order: Order) -> Self {
         Lanes {
-            flip: V::splat(flip),
-            sign_flip: V::splat(map.sign ^ flip),
+            mask: V::splat(order.mask()),
+            sign_flip: V::splat(map.sign ^ order.mask()),
             sign: V::splat(map.sign),
             magnitude: V::splat(map.ones >> 1),
             infinity: V::splat(map.infinity),
-            negative_flip: V::splat(map.ones ^ flip),
+            negative_flip: V::splat(map.ones ^ order.mask()),
         }
     }
 }
 
-/// `LANES` elements of `T` from `ptr` as the filter kind `KIND` compares them: f16 converted to f32
+/// `LANES` elements of `T` from `ptr` as the filter of form `FORM` compares them: f16 converted to f32
 /// (`HALF`), bf16 widened to f32 (`BF16`), any other type zero-extended to a lane.
 ///
 /// # Safety
@@ -1114,11 +1115,11 @@ impl<V: Vector> Lanes<V> {
 /// lane's width or less; with `HALF`, `T` is f16 and `V` [converts](Vector::CONVERTS_HALF) it; with
 /// `BF16`, `T` is bf16 and `V` [widens](Vector::WIDENS_BF16) it.
 #[inline(always)]
-pub(crate) unsafe fn load_as<V: Vector, T, const KIND: u8>(ptr: *const T) -> V {
-    if KIND == HALF {
+pub(crate) unsafe fn load_as<V: Vector, T, const FORM: u8>(ptr: *const T) -> V {
+    if FORM == HALF {
         // SAFETY: the caller's precondition: LANES f16 from `ptr`, and V converts them.
         unsafe { V::load_half(ptr.cast()) }
-    } else if KIND == BF16 {
+    } else if FORM == BF16 {
         // SAFETY: the caller's precondition: LANES bf16 from `ptr`, and V widens them.
         unsafe { V::load_bf16(ptr.cast()) }
     } else {
@@ -1129,9 +1130,9 @@ pub(crate) unsafe fn load_as<V: Vector, T, const KIND: u8>(ptr: *const T) -> V {
 
 /// The flipped keys of raw lanes: [`crate::types::element`]'s transform, lane-wise.
 #[inline(always)]
-pub(crate) fn keys<V: Vector, const KIND: u8>(raw: V, c: &Lanes<V>) -> V {
-    match KIND {
-        UNSIGNED => raw.xor(c.flip),
+pub(crate) fn keys<V: Vector, const FORM: u8>(raw: V, c: &Lanes<V>) -> V {
+    match FORM {
+        UNSIGNED => raw.xor(c.mask),
         SIGNED => raw.xor(c.sign_flip),
         _ => {
             // Negative: all bits flipped; positive: sign set (then the direction's flip on top).
@@ -1177,19 +1178,20 @@ mod tests {
         let keys = values.map(|v| u64::from(f32::from_bits(v).key()));
         let mut limits: Vec<u64> = keys.iter().flat_map(|&k| [k.saturating_sub(1), k, k + 1]).collect();
         limits.extend([0x7FFF_FFFF, 0x7FFF_FFFE, 0xFFFF_FFFE, 0xFFFF_FFFF, 0xFF80_0001, 1]);
-        for flip in [0, 0xFFFF_FFFF] {
+        for mask in [0, 0xFFFF_FFFF] {
+            let flip = Order::from_mask(mask);
             for &limit in limits.iter().filter(|&&l| (1..=0xFFFF_FFFF).contains(&l)) {
                 let (v, test) = float_limit(limit, flip, &map);
                 let v = f32::from_bits(v as u32);
                 for &x in &values {
-                    let want = (u64::from(f32::from_bits(x).key()) ^ flip) < limit;
+                    let want = (u64::from(f32::from_bits(x).key()) ^ mask) < limit;
                     let x = f32::from_bits(x);
                     let got = match test {
                         FloatTest::Less => x < v,
                         FloatTest::LessOrEqual => x <= v,
                         FloatTest::NotLessOrEqual => x.partial_cmp(&v).is_none_or(|o| o.is_gt()),
                     };
-                    assert_eq!(got, want, "x {:#x} limit {limit:#x} flip {flip:#x}", x.to_bits());
+                    assert_eq!(got, want, "x {:#x} limit {limit:#x} flip {mask:#x}", x.to_bits());
                 }
             }
         }
@@ -1232,19 +1234,20 @@ mod tests {
             } else {
                 (0..=u16::MAX).collect()
             };
-            for flip in [0, 0xFFFF] {
+            for mask in [0, 0xFFFF] {
+                let flip = Order::from_mask(mask);
                 for &limit in &limits {
                     let (v, test) = float_limit(limit, flip, map);
                     let v = widen(v as u16);
                     for &x in &xs {
-                        let want = (key(x) ^ flip) < limit;
+                        let want = (key(x) ^ mask) < limit;
                         let wide = widen(x);
                         let got = match test {
                             FloatTest::Less => wide < v,
                             FloatTest::LessOrEqual => wide <= v,
                             FloatTest::NotLessOrEqual => wide.partial_cmp(&v).is_none_or(|o| o.is_gt()),
                         };
-                        assert_eq!(got, want, "x {x:#x} limit {limit:#x} flip {flip:#x}");
+                        assert_eq!(got, want, "x {x:#x} limit {limit:#x} flip {mask:#x}");
                     }
                 }
             }
@@ -1261,7 +1264,7 @@ mod tests {
         );
     }
 
-    /// The lane-wise limits of the side filter: `float_limit`'s values, each lane its own, and the one
+    /// The lane-wise limits of the column filter: `float_limit`'s values, each lane its own, and the one
     /// test of each direction passes every element whose key is below the lane's limit and, besides
     /// those, only elements equal to the value (f32 and f64, in the portable lanes).
     #[test]
@@ -1286,18 +1289,19 @@ mod tests {
                 map.sign | map.infinity,
             ]);
             limits.retain(|&l| (1..=map.ones).contains(&l));
-            for flip in [0, map.ones] {
+            for mask in [0, map.ones] {
+                let flip = Order::from_mask(mask);
                 for &limit in &limits {
                     let lanes = float_limits(V::splat(limit), flip, map).lanes();
                     let (v, _) = float_limit(limit, flip, map);
                     assert!(
                         lanes.iter().take(V::LANES).all(|&lane| lane == v),
-                        "limit {limit:#x} flip {flip:#x}"
+                        "limit {limit:#x} flip {mask:#x}"
                     );
                     for &x in values {
-                        let want = (key(x) ^ flip) < limit;
+                        let want = (key(x) ^ mask) < limit;
                         let order = less(x, v);
-                        let passes = if flip == 0 {
+                        let passes = if mask == 0 {
                             order.is_some_and(|o| o.is_le())
                         } else {
                             order.is_none_or(|o| o.is_gt())
@@ -1305,7 +1309,7 @@ mod tests {
                         let equal = order.is_some_and(|o| o.is_eq());
                         assert!(
                             passes == want || (passes && equal),
-                            "x {x:#x} limit {limit:#x} flip {flip:#x} v {v:#x}"
+                            "x {x:#x} limit {limit:#x} flip {mask:#x} v {v:#x}"
                         );
                     }
                 }
@@ -1354,7 +1358,8 @@ mod tests {
         let mut limits: Vec<u64> = values.iter().flat_map(|&x| [key(x) - 1, key(x), key(x) + 1]).collect();
         limits.extend([1, 0xFFFE, 0xFFFF, 0x7FFF, 0x7FFE]);
         let negative_infinity = (map.infinity | map.sign) as u16;
-        for flip in [0, 0xFFFF] {
+        for mask in [0, 0xFFFF] {
+            let flip = Order::from_mask(mask);
             for &limit in limits.iter().filter(|&&l| (1..=0xFFFF).contains(&l)) {
                 let (v, test) = half_limit(float_limit(limit, flip, map));
                 let v = v as u16;
@@ -1367,10 +1372,10 @@ mod tests {
                         HALF_ABOVE_SIGNED_OR_NAN => signed > v_signed || negative_nan,
                         _ => x < v || negative_nan,
                     };
-                    let want = (key(x) ^ flip) < limit;
+                    let want = (key(x) ^ mask) < limit;
                     assert!(
                         passes == want || (passes && negative_nan),
-                        "x {x:#x} limit {limit:#x} flip {flip:#x}: test {test} v {v:#x}"
+                        "x {x:#x} limit {limit:#x} flip {mask:#x}: test {test} v {v:#x}"
                     );
                 }
             }
@@ -1382,7 +1387,7 @@ mod tests {
 mod form_tests {
     use super::*;
     use crate::kernels::testing::xorshift;
-    use crate::types::element::{Key, Sealed, ordered_key};
+    use crate::types::element::{Key, Order, Sealed};
 
     /// `$check::<T>()` for every element type.
     macro_rules! every_type {
@@ -1439,10 +1444,11 @@ mod form_tests {
                     .chain(spread)
                     .collect()
             };
-            for flip in [0, ones] {
-                let last = ordered_key(from_bits::<T>(last_in_order_bits::<T>(flip, &KeyMap::of::<T>())), flip);
-                let beyond = raws.iter().find(|&&raw| ordered_key(from_bits::<T>(raw), flip) > last);
-                assert_eq!(beyond, None, "{} flip {flip:#x}", T::NAME);
+            for mask in [0, ones] {
+                let flip = Order::from_mask(mask);
+                let last = flip.key(from_bits::<T>(last_in_order_bits::<T>(flip, &KeyMap::of::<T>())));
+                let beyond = raws.iter().find(|&&raw| flip.key(from_bits::<T>(raw)) > last);
+                assert_eq!(beyond, None, "{} flip {mask:#x}", T::NAME);
             }
         }
         every_type!(check);

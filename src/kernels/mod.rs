@@ -5,7 +5,7 @@
 //! - one sequence: [`reference`](mod@reference) (by definition), [`scalar`] (the threshold filter an element at a
 //!   time), [`row`] (a contiguous row on vectors: the block [`filter`] and the short-row paths around
 //!   it: [`bound`]s, [`collect`]), [`bisect`] and [`count`] (8- and 16-bit keys with a large K);
-//! - neighbouring sequences side by side, one per lane: [`side`];
+//! - neighbouring sequences side by side, one per lane: [`columns`];
 //! - what they share: the packed candidates ([`entry`], [`candidates`]), the lanes' tests ([`lanes`]),
 //!   and the sorts that order candidates ([`sorter`], [`network`], [`partition`]).
 
@@ -21,6 +21,7 @@ pub(crate) mod lane_tests;
 pub(crate) mod lanes;
 // The network and the partition are the AVX-512 and AVX2 sorters' (and every engine's tests'): dead
 // elsewhere.
+pub(crate) mod columns;
 #[cfg_attr(not(simd_x86), allow(dead_code))]
 pub(crate) mod network;
 #[cfg_attr(not(simd_x86), allow(dead_code))]
@@ -28,7 +29,6 @@ pub(crate) mod partition;
 pub(crate) mod reference;
 pub(crate) mod row;
 pub(crate) mod scalar;
-pub(crate) mod side;
 #[cfg_attr(not(simd_x86), allow(dead_code))]
 pub(crate) mod sorter;
 #[cfg(test)]

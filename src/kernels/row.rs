@@ -35,6 +35,7 @@ use crate::kernels::lanes::{
 };
 use crate::simd::vector::{MAX_LANES, Vector};
 use crate::types::data_type::DataType;
+use crate::types::element::Order;
 use crate::types::element::{Element, Sealed};
 use crate::types::output::Emit;
 
@@ -63,7 +64,7 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
     method: &Method,
     k: usize,
-    flip: u64,
+    order: Order,
     cap: Option<u64>,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
@@ -71,11 +72,11 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
     match method {
         // Filled in bulk: the filter's own filling is one element at a time, which keeps its block loop
         // faster on long rows than a bulk fill inside it would.
-        Method::All => select_all::<S, T, E>(buffer, row, k, flip, emit),
+        Method::All => select_all::<S, T, E>(buffer, row, k, order, emit),
         Method::Filter(steps) if const { size_of::<T>() == 8 } => {
-            by_kind::<V64, S, T, E>(row, steps, k, flip, cap, buffer, emit)
+            by_kind::<V64, S, T, E>(row, steps, k, order, cap, buffer, emit)
         }
-        Method::Filter(steps) => by_kind::<V32, S, T, E>(row, steps, k, flip, cap, buffer, emit),
+        Method::Filter(steps) => by_kind::<V32, S, T, E>(row, steps, k, order, cap, buffer, emit),
     }
 }
 
@@ -86,14 +87,14 @@ pub(crate) fn select<V32: Vector, V64: Vector, S: Sorter, T: Element, E: Entry>(
 /// (see `first_best`).
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn whole_row<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, flip: u64, emit: &mut Emit<'_, T>) {
+fn whole_row<S: Sorter, T: Element, E: Entry>(row: &[T], k: usize, order: Order, emit: &mut Emit<'_, T>) {
     let mut words = [u64::MAX; WHOLE_ROW_BYTES / size_of::<u64>()];
     let entries = E::from_words(&mut words);
     // The strategy checked that the row fits; `get_mut` only keeps the indexing panic-free.
     let Some(entries) = entries.get_mut(..row.len()) else {
         return;
     };
-    select_all::<S, T, E>(entries, row, k, flip, emit);
+    select_all::<S, T, E>(entries, row, k, order, emit);
 }
 
 /// Every element of `row` a candidate in `entries` (at least `row.len()` of them), the best K selected
@@ -103,11 +104,11 @@ fn select_all<S: Sorter, T: Element, E: Entry>(
     entries: &mut [E],
     row: &[T],
     k: usize,
-    flip: u64,
+    order: Order,
     emit: &mut Emit<'_, T>,
 ) {
     let mut candidates = Candidates::<E, S>::sorted_by(entries, k);
-    candidates.fill(row, flip);
+    candidates.fill(row, order);
     candidates.report(emit);
 }
 
@@ -118,7 +119,7 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     row: &[T],
     steps: &Steps,
     k: usize,
-    flip: u64,
+    order: Order,
     cap: Option<u64>,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
@@ -133,7 +134,7 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     let block = V::LANES * UNROLL;
     let mut padded;
     let row = if V::SPECIALIZE && steps.pad && (V::LANES..block).contains(&row.len()) {
-        let pad = last_in_order_bits::<T>(flip, &map);
+        let pad = last_in_order_bits::<T>(order, &map);
         padded = [from_bits::<T>(pad); MAX_LANES * UNROLL];
         pad_block::<V, T>(row, pad, &mut padded);
         &padded[..block]
@@ -142,18 +143,18 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
     };
     // Every condition is a `const` (see the module doc): each engine compiles one kind of filter per type.
     match <T as Sealed>::KEY_FORM {
-        UNSIGNED => filter_row::<V, S, T, E, UNSIGNED>(row, steps, k, flip, cap, &map, buffer, emit),
-        SIGNED => filter_row::<V, S, T, E, SIGNED>(row, steps, k, flip, cap, &map, buffer, emit),
+        UNSIGNED => filter_row::<V, S, T, E, UNSIGNED>(row, steps, k, order, cap, &map, buffer, emit),
+        SIGNED => filter_row::<V, S, T, E, SIGNED>(row, steps, k, order, cap, &map, buffer, emit),
         _ if const { size_of::<T>() >= 4 } => {
-            filter_row::<V, S, T, E, NATIVE_FLOAT>(row, steps, k, flip, cap, &map, buffer, emit)
+            filter_row::<V, S, T, E, NATIVE_FLOAT>(row, steps, k, order, cap, &map, buffer, emit)
         }
         _ if const { matches!(T::DATA_TYPE, DataType::F16) && (V::HALF_LANES || V::CONVERTS_HALF) } => {
-            filter_row::<V, S, T, E, HALF>(row, steps, k, flip, cap, &map, buffer, emit)
+            filter_row::<V, S, T, E, HALF>(row, steps, k, order, cap, &map, buffer, emit)
         }
         _ if const { matches!(T::DATA_TYPE, DataType::Bf16) && V::WIDENS_BF16 } => {
-            filter_row::<V, S, T, E, BF16>(row, steps, k, flip, cap, &map, buffer, emit)
+            filter_row::<V, S, T, E, BF16>(row, steps, k, order, cap, &map, buffer, emit)
         }
-        _ => filter_row::<V, S, T, E, FLOAT>(row, steps, k, flip, cap, &map, buffer, emit),
+        _ => filter_row::<V, S, T, E, FLOAT>(row, steps, k, order, cap, &map, buffer, emit),
     }
 }
 
@@ -180,11 +181,11 @@ fn by_kind<V: Vector, S: Sorter, T: Element, E: Entry>(
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
 #[allow(clippy::too_many_arguments)] // one private body, inlined into each engine's entry
-fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
+fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const FORM: u8>(
     row: &[T],
     steps: &Steps,
     k: usize,
-    flip: u64,
+    order: Order,
     caller_cap: Option<u64>,
     map: &KeyMap,
     buffer: &mut [E],
@@ -201,17 +202,17 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     debug_assert!(collects || !(steps.collect_short || steps.collect_pieces), "{steps:?}");
     // A bound of the largest key excludes nothing (and `bound + 1` would not fit a lane).
     let cap_of = |bound: u64| (bound < map.ones).then(|| bound + 1);
-    if specialized && steps.first_best && first_best::<V, T, KIND>(row, flip, map, emit) {
+    if specialized && steps.first_best && first_best::<V, T, FORM>(row, order, map, emit) {
         return;
     }
-    let prefix_cap = prefix_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of);
+    let prefix_cap = prefix_bound::<V, T, FORM>(row, k, order, map).and_then(cap_of);
     // A cap of 1 (the bound is the smallest key: K NaNs when selecting `Decreasing`, say) leaves the row
     // to the filter, which stops at the K-th such element, where collecting would take them all.
     let short_cap = prefix_cap.filter(|_| collects && steps.collect_short);
     // Not where the prefix bound already found K of the smallest key: the filter stops at the K-th of
     // them, and the pieces' bound would only read the row to find the same.
     let pieces_cap = if collects && steps.collect_pieces && short_cap.is_none() && prefix_cap != Some(1) {
-        pieces_bound::<V, T, KIND>(row, k, flip, map).and_then(cap_of)
+        pieces_bound::<V, T, FORM>(row, k, order, map).and_then(cap_of)
     } else {
         None
     };
@@ -219,12 +220,12 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
         // Under the pieces' bound at most 4 K: more means the bound did not hold on this row (long runs
         // of one value, say), and the rest is left to the filter or `whole_row` early.
         let capacity = if pieces_cap.is_some() { 4 * k } else { SHORT_CAP };
-        if collect_below::<V, S, T, E, KIND, false, T>(row, k, flip, map, cap, capacity, emit) {
+        if collect_below::<V, S, T, E, FORM, false, T>(row, k, order, map, cap, capacity, emit) {
             return;
         }
     }
     if specialized && steps.whole_row && row.len() * size_of::<E>() <= WHOLE_ROW_BYTES {
-        return whole_row::<S, T, E>(row, k, flip, emit);
+        return whole_row::<S, T, E>(row, k, order, emit);
     }
     let both = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
@@ -236,7 +237,7 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     // No closure around vector code: a closure does not inherit the ISA wrapper's target features, and
     // its intrinsics become calls when LLVM does not inline it.
     let guess = if specialized && steps.guess {
-        minima_bound::<V, T, KIND>(row.get(..prefix).unwrap_or(row), GUESS_RANK, flip, map, UNROLL).and_then(cap_of)
+        minima_bound::<V, T, FORM>(row.get(..prefix).unwrap_or(row), GUESS_RANK, order, map, UNROLL).and_then(cap_of)
     } else {
         None
     };
@@ -247,10 +248,10 @@ fn filter_row<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
             Stage::Safe(cap) => Pass::new(steps, cap, steps.may_bail, false),
             Stage::Sampled(cap) => Pass::new(steps, cap, false, false),
         };
-        stage = match (stage, pass::<V, S, T, E, KIND>(row, k, flip, map, &this, buffer, emit)) {
+        stage = match (stage, pass::<V, S, T, E, FORM>(row, k, order, map, &this, buffer, emit)) {
             (_, Outcome::Done) => return,
             (Stage::Guessed(_), Outcome::TooFewBelowCap) => Stage::Safe(sure_cap),
-            _ => Stage::Sampled(both(sure_cap, cap_of(sample_bound::<S, T, E>(row, k, flip, buffer)))),
+            _ => Stage::Sampled(both(sure_cap, cap_of(sample_bound::<S, T, E>(row, k, order, buffer)))),
         };
     }
 }

@@ -12,7 +12,7 @@
 
 use crate::kernels::candidates::{Candidates, capacity};
 use crate::kernels::entry::{Entry, report};
-use crate::types::element::{Element, ordered_key};
+use crate::types::element::{Element, Order};
 use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
@@ -22,7 +22,7 @@ use crate::types::sequence::Sequence;
 pub(crate) fn select<T: Element, E: Entry>(
     seq: &Sequence<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: &mut [E],
     emit: &mut Emit<'_, T>,
 ) {
@@ -31,11 +31,11 @@ pub(crate) fn select<T: Element, E: Entry>(
     let head = capacity(n, k);
     for position in 0..head {
         // SAFETY: position < head <= n.
-        candidates.push(ordered_key(unsafe { seq.get(position) }, flip), position);
+        candidates.push(order.key(unsafe { seq.get(position) }), position);
     }
     for position in head..n {
         // SAFETY: position < n.
-        let key = ordered_key(unsafe { seq.get(position) }, flip);
+        let key = order.key(unsafe { seq.get(position) });
         if key < candidates.threshold() {
             candidates.push(key, position);
         }

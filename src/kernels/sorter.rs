@@ -1,10 +1,10 @@
 //! The SIMD engines' [`Sorter`]s of packed entries: AVX-512's sorting network or vectorised partition,
-//! whichever is faster for the size (the crossovers are on [`Network`]), and AVX2's ranks of a few
-//! ([`Ranked`]).
+//! whichever is faster for the size (the crossovers are on [`NetworkSorter`]), and AVX2's ranks of a few
+//! ([`RankSorter`]).
 
 use core::marker::PhantomData;
 
-use crate::kernels::candidates::{CoreSort, FEW, Sorter};
+use crate::kernels::candidates::{CoreSorter, FEW, Sorter};
 use crate::kernels::entry::{Buffer, Entry};
 use crate::kernels::network::BLOCK;
 use crate::kernels::partition;
@@ -14,18 +14,18 @@ use crate::simd::vector::{MAX_LANES, Vector};
 /// `#[target_feature]` function that every caller shares, rather than the network inlined into each of
 /// the filter's instantiations (inlined into AVX2's filter, it slowed the filter's long rows down:
 /// `llm32x128k_k50`).
-pub(crate) trait SortPacked {
+pub(crate) trait PackedNetwork {
     /// [`network::sort`](super::network::sort) on this ISA's 64-bit lanes.
-    fn sort_packed(entries: &mut [u64], k: usize);
+    fn network_sort_packed(entries: &mut [u64], k: usize);
 }
 
 /// An ISA's one compiled copy of [`partition`]'s selection and sort on its 64-bit vectors (as
-/// [`SortPacked`]).
-pub(crate) trait PartitionPacked: SortPacked {
+/// [`PackedNetwork`]).
+pub(crate) trait PackedPartition: PackedNetwork {
     /// [`partition::select`] on this ISA's 64-bit lanes.
-    fn select_packed(words: &mut [u64], k: usize) -> bool;
+    fn partition_select_packed(words: &mut [u64], k: usize) -> bool;
     /// [`partition::sort`] on this ISA's 64-bit lanes.
-    fn quicksort_packed(words: &mut [u64], k: usize);
+    fn partition_sort_packed(words: &mut [u64], k: usize);
 }
 
 /// The [`Sorter`] of the AVX-512 engine: the network for the order of packed entries, and for their
@@ -42,13 +42,13 @@ pub(crate) trait PartitionPacked: SortPacked {
 /// n grows (`partition::tests::sort_against_network`). The crossovers are in BENCHMARKS.md, decisions.
 /// The AVX2 engine keeps `core`'s selection and sort: the same code on four lanes does not beat them up
 /// to 512 entries (select) and 2048 (sort).
-pub(crate) struct Network<V>(PhantomData<V>);
+pub(crate) struct NetworkSorter<V>(PhantomData<V>);
 
 /// Packed entries beyond this many (four blocks of AVX-512) are sorted by [`partition::sort`], whatever
-/// K (see [`Network`]).
+/// K (see [`NetworkSorter`]).
 const QUICKSORT: usize = 4 * BLOCK * MAX_LANES;
 
-impl<V: PartitionPacked> Sorter for Network<V> {
+impl<V: PackedPartition> Sorter for NetworkSorter<V> {
     const NETWORK: bool = true;
 
     #[inline(always)]
@@ -57,26 +57,26 @@ impl<V: PartitionPacked> Sorter for Network<V> {
         if let Buffer::Packed(words) = E::buffer(entries)
             && words.len() > partition::SMALL
         {
-            return V::select_packed(words, k);
+            return V::partition_select_packed(words, k);
         }
-        CoreSort::select(entries, k)
+        CoreSorter::select(entries, k)
     }
 
     #[inline(always)]
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
         let Buffer::Packed(words) = E::buffer(entries) else {
-            return CoreSort::sort(entries, k);
+            return CoreSorter::sort(entries, k);
         };
         if words.len() > QUICKSORT {
-            V::quicksort_packed(words, k);
+            V::partition_sort_packed(words, k);
         } else if words.len() > BLOCK * MAX_LANES / 2 && k < words.len() {
             // Beyond half a block, selecting first halves what the network sorts.
             Self::select(words, k);
             if let Some(best) = words.get_mut(..k) {
-                V::sort_packed(best, k);
+                V::network_sort_packed(best, k);
             }
         } else {
-            V::sort_packed(words, k);
+            V::network_sort_packed(words, k);
         }
     }
 }
@@ -95,12 +95,12 @@ impl<V: PartitionPacked> Sorter for Network<V> {
 /// rank[i] = #{ j : words[j] < words[i] }     // one broadcast, and a compare and an add per vector, per j
 /// sorted[rank[i]] = words[i]                 // distinct words: the ranks are 0..count
 /// ```
-pub(crate) struct Ranked<V>(PhantomData<V>);
+pub(crate) struct RankSorter<V>(PhantomData<V>);
 
-impl<V: Vector + SortPacked> Sorter for Ranked<V> {
+impl<V: Vector + PackedNetwork> Sorter for RankSorter<V> {
     #[inline(always)]
     fn select<E: Entry>(entries: &mut [E], k: usize) -> bool {
-        CoreSort::select(entries, k)
+        CoreSorter::select(entries, k)
     }
 
     /// K up to a block of packed entries (16 vectors, 64 entries) ordered by the network, after
@@ -112,14 +112,14 @@ impl<V: Vector + SortPacked> Sorter for Ranked<V> {
         match E::buffer(entries) {
             Buffer::Packed(words) if k <= block => {
                 let sorted = if words.len() > block {
-                    CoreSort::select(words, k);
+                    CoreSorter::select(words, k);
                     k
                 } else {
                     words.len()
                 };
-                V::sort_packed(words.get_mut(..sorted).unwrap_or_default(), k);
+                V::network_sort_packed(words.get_mut(..sorted).unwrap_or_default(), k);
             }
-            _ => CoreSort::sort(entries, k),
+            _ => CoreSorter::sort(entries, k),
         }
     }
 
@@ -141,7 +141,7 @@ impl<V: Vector + SortPacked> Sorter for Ranked<V> {
     }
 }
 
-/// [`Ranked::sort_few`] with the words in `N` lanes (`count <= N <= FEW`, a multiple of `LANES`): the
+/// [`RankSorter::sort_few`] with the words in `N` lanes (`count <= N <= FEW`, a multiple of `LANES`): the
 /// lanes past `count` are set above every word, ranked too, and put past the sorted ones.
 #[inline(always)]
 fn by_rank<V: Vector, const N: usize>(words: &[u64], count: usize, sorted: &mut [u64; FEW]) -> bool {

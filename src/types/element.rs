@@ -2,7 +2,7 @@
 //! integers.
 //!
 //! Every kernel compares keys, never values: `a` precedes `b` in `Increasing` order iff
-//! `key(a) < key(b)`, and `Decreasing` is the same with every key's bits flipped (see [`Direction::flip`]).
+//! `key(a) < key(b)`, and `Decreasing` is the same with every key's bits flipped (see [`Order`]).
 //! Positions break ties in both directions, so no kernel ever negates a value.
 //!
 //! - unsigned integers: the value itself;
@@ -182,20 +182,46 @@ pub enum Direction {
 }
 
 impl Direction {
-    /// The mask XORed into 64-bit widened keys so that "first in this direction" is "smallest key".
+    /// This direction for keys of `K`: what the kernels order by.
     #[inline(always)]
-    pub(crate) fn flip<K: Key>(self) -> u64 {
+    pub(crate) fn order<K: Key>(self) -> Order {
         match self {
-            Direction::Increasing => 0,
-            Direction::Decreasing => u64::MAX >> (64 - K::BITS),
+            Direction::Increasing => Order(0),
+            Direction::Decreasing => Order(u64::MAX >> (64 - K::BITS)),
         }
     }
 }
 
-/// The key of `value` for `direction`, widened: the kernels' only notion of order.
-#[inline(always)]
-pub(crate) fn ordered_key<T: Element>(value: T, flip: u64) -> u64 {
-    value.key().widen() ^ flip
+/// A direction as the kernels see it, for keys of one width: the mask XORed into a widened key so that
+/// "first in the direction" is "smallest ordered key" (0 for `Increasing`; the key's ones for
+/// `Decreasing`). Every kernel compares ordered keys and positions, and nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Order(u64);
+
+impl Order {
+    /// The order whose mask is `mask` (0, or the ones of a key's width).
+    #[inline(always)]
+    pub(crate) const fn from_mask(mask: u64) -> Order {
+        Order(mask)
+    }
+
+    /// The mask XORed into widened keys.
+    #[inline(always)]
+    pub(crate) const fn mask(self) -> u64 {
+        self.0
+    }
+
+    /// Whether smaller keys come first (`Increasing`: the mask flips nothing).
+    #[inline(always)]
+    pub(crate) const fn is_increasing(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The ordered key of `value`, widened: the kernels' only notion of order.
+    #[inline(always)]
+    pub(crate) fn key<T: Element>(self, value: T) -> u64 {
+        value.key().widen() ^ self.0
+    }
 }
 
 #[cfg(test)]
@@ -284,9 +310,9 @@ mod tests {
     #[test]
     fn decreasing_flip_reverses_keys_of_every_width() {
         let d = Direction::Decreasing;
-        assert_eq!(ordered_key(0u8, d.flip::<u8>()), 0xFF);
-        assert_eq!(ordered_key(f32::NAN, d.flip::<u32>()), 0);
-        assert_eq!(ordered_key(u64::MAX, d.flip::<u64>()), 0);
-        assert_eq!(ordered_key(7u16, Direction::Increasing.flip::<u16>()), 7);
+        assert_eq!(d.order::<u8>().key(0u8), 0xFF);
+        assert_eq!(d.order::<u32>().key(f32::NAN), 0);
+        assert_eq!(d.order::<u64>().key(u64::MAX), 0);
+        assert_eq!(Direction::Increasing.order::<u16>().key(7u16), 7);
     }
 }

@@ -1,12 +1,12 @@
 //! Where a kernel writes its answer: [`Emit`] for one sequence (its [`Outputs`], or a callback),
-//! [`Rows`] for a run of sequences selected in one call, [`SideOutputs`] for sequences read side by side;
+//! [`Rows`] for a run of sequences selected in one call, [`ColumnOutputs`] for sequences read side by side;
 //! and [`Job`], what one call of a kernel is given, erased to [`AnyJob`] where the value type stops
 //! being a type parameter.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use crate::types::sequence::{Sequence, Side};
+use crate::types::sequence::{Columns, Sequence};
 
 /// Where an engine reports its answer, rank by rank: straight into one sequence's outputs (every call's
 /// walk), or to a callback in batches (the accumulator's offers).
@@ -133,7 +133,7 @@ impl<'a, 'e, T: Copy> Rows<'a, 'e, T> {
 
 /// Where ranks `0..k` of an answer go: rank `r` of the answer whose slots start at `[v, i]` at
 /// `values + v + r · values_step` (the element) and `indices + i + r · indices_step` (its position, as
-/// the index type's word). One sequence's answer starts at `[0, 0]`; [`SideOutputs`] has one per lane.
+/// the index type's word). One sequence's answer starts at `[0, 0]`; [`ColumnOutputs`] has one per lane.
 #[derive(Clone, Copy)]
 pub(crate) struct Slots<T> {
     k: usize,
@@ -179,7 +179,7 @@ impl<T: Copy> Slots<T> {
     /// `[values_start, indices_start]`.
     ///
     /// # Safety
-    /// Both slots can be written (see [`Outputs::new`] and [`SideOutputs::new`]), and `position` fits
+    /// Both slots can be written (see [`Outputs::new`] and [`ColumnOutputs::new`]), and `position` fits
     /// the index type.
     #[inline(always)]
     unsafe fn write(&self, [values_start, indices_start]: [isize; 2], rank: usize, value: T, position: usize) {
@@ -318,13 +318,13 @@ impl<T: Copy> Outputs<'_, T> {
 /// The outputs of neighbouring sequences read side by side, written by the engine that selects them:
 /// lane `l`'s rank `r` at its start plus `r` steps, rather than an indirect call of a callback for
 /// each element (`axis0_4096x256_k8`).
-pub(crate) struct SideOutputs<'a, T> {
-    input: Side<'a, T>,
+pub(crate) struct ColumnOutputs<'a, T> {
+    input: Columns<'a, T>,
     slots: Slots<T>,
     starts: LaneStarts<'a>,
 }
 
-/// Where each lane's outputs start, from the pointers [`SideOutputs`] holds: (values, indices).
+/// Where each lane's outputs start, from the pointers [`ColumnOutputs`] holds: (values, indices).
 #[derive(Clone, Copy)]
 pub(crate) enum LaneStarts<'a> {
     /// Lane `l`'s `l` times these on (sequences along the outputs' innermost dimension).
@@ -333,7 +333,7 @@ pub(crate) enum LaneStarts<'a> {
     Listed(&'a [[isize; 2]]),
 }
 
-impl<'a, T: Copy> SideOutputs<'a, T> {
+impl<'a, T: Copy> ColumnOutputs<'a, T> {
     /// The outputs of the first `slots.k` of each sequence of `input`.
     ///
     /// # Safety
@@ -342,8 +342,8 @@ impl<'a, T: Copy> SideOutputs<'a, T> {
     /// writes them while the result lives; every position of `input` fits the index type whose words the
     /// slots point at.
     #[inline(always)]
-    pub(crate) unsafe fn new(input: Side<'a, T>, slots: Slots<T>, starts: LaneStarts<'a>) -> Self {
-        SideOutputs { input, slots, starts }
+    pub(crate) unsafe fn new(input: Columns<'a, T>, slots: Slots<T>, starts: LaneStarts<'a>) -> Self {
+        ColumnOutputs { input, slots, starts }
     }
 
     /// Writes lane `lane`'s element at `position` as its rank `rank`; nothing where one of them is out of
@@ -376,8 +376,8 @@ impl<'a, T: Copy> SideOutputs<'a, T> {
 pub(crate) enum Job<'j, 'a, 'e, T> {
     /// Each of the rows, its answer to its own outputs (or callback).
     Rows(&'j mut Rows<'a, 'e, T>),
-    /// The sequences of a [`Side`], one per lane; the kernel says how many it took.
-    Side(&'j Side<'a, T>, &'j mut SideOutputs<'e, T>),
+    /// The sequences of [`Columns`], one per lane; the kernel says how many it took.
+    Columns(&'j Columns<'a, T>, &'j mut ColumnOutputs<'e, T>),
 }
 
 /// A [`Job`] whose value type is a variant rather than a type parameter: the one place the engines

@@ -60,7 +60,7 @@ impl<'a, T: Copy> Sequence<'a, T> {
     /// The element at address `address`.
     ///
     /// # Safety
-    /// `address` is `start + position · stride` for a `position < len`, or as [`Side::new`] says.
+    /// `address` is `start + position · stride` for a `position < len`, or as [`Columns::new`] says.
     #[inline(always)]
     unsafe fn at(&self, address: isize) -> *const T {
         // SAFETY: the caller's: an element inside the allocation of `data`.
@@ -81,7 +81,7 @@ impl<'a, T: Copy> Sequence<'a, T> {
     }
 
     /// The same sequence, for a caller that has no use for keys at or above `cap` (ordered keys, as
-    /// [`ordered_key`](crate::types::element::ordered_key) makes them): an engine may then report fewer than K,
+    /// [`Order::key`](crate::types::element::Order::key) makes them): an engine may then report fewer than K,
     /// only the first K of those below `cap`, or ignore the cap and report the first K as usual. An
     /// [`Accumulator`](crate::Accumulator) passes its K-th kept key, so that a chunk's scan starts with
     /// the threshold its earlier chunks left, as one scan of the whole sequence would have it.
@@ -135,22 +135,24 @@ impl<'a, T: Copy> Sequence<'a, T> {
     }
 }
 
-/// `count` neighbouring sequences side by side: sequence `lane` is `first` moved `lane` elements on.
-pub(crate) struct Side<'a, T> {
+/// `count` neighbouring sequences read side by side, one per lane: sequence `lane` is `first` moved
+/// `lane` elements on, so element `j` of every one is adjacent in memory (the columns of a row-major
+/// matrix whose rows are position `j`).
+pub(crate) struct Columns<'a, T> {
     first: Sequence<'a, T>,
     count: usize,
 }
 
 // Derived, these would ask `T: Clone`.
-impl<T> Clone for Side<'_, T> {
+impl<T> Clone for Columns<'_, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for Side<'_, T> {}
+impl<T> Copy for Columns<'_, T> {}
 
-impl<'a, T: Copy> Side<'a, T> {
+impl<'a, T: Copy> Columns<'a, T> {
     /// The `count` sequences `first`, `first` moved one element on, and so on.
     ///
     /// # Safety
@@ -158,7 +160,7 @@ impl<'a, T: Copy> Side<'a, T> {
     /// first.len()`, is an address [`Sequence::from_ptr`]'s precondition holds for.
     #[inline(always)]
     pub(crate) unsafe fn new(first: Sequence<'a, T>, count: usize) -> Self {
-        Side { first, count }
+        Columns { first, count }
     }
 
     /// Number of sequences.

@@ -15,15 +15,15 @@ use core::ops::Range;
 use core::ptr::NonNull;
 
 use crate::dispatch::engine::{Backend, Engine};
-use crate::dispatch::select::{select, select_rows, select_side};
-use crate::dispatch::strategy::{self, SIMD_ENGINES, TINY, Walk, side_dimension};
+use crate::dispatch::select::{select, select_columns, select_rows};
+use crate::dispatch::strategy::{self, SIMD_ENGINES, TINY, Walk, columns_dimension};
 use crate::kernels::entry::{Buffer, Entry, packs_in_one_word};
 use crate::simd::vector::MAX_LANES;
-use crate::types::element::{Direction, Element, Key};
+use crate::types::element::{Direction, Element, Key, Order};
 use crate::types::error::Error;
 use crate::types::index::Index;
-use crate::types::output::{Emit, IndexWords, LaneStarts, Outputs, Rows, SideOutputs, Slots};
-use crate::types::sequence::{Sequence, Side};
+use crate::types::output::{ColumnOutputs, Emit, IndexWords, LaneStarts, Outputs, Rows, Slots};
+use crate::types::sequence::{Columns, Sequence};
 use crate::types::view::{self, Layout, MAX_RANK, View, ViewMut};
 
 /// The innermost dimension of a padded layout.
@@ -185,8 +185,8 @@ impl<'a, T: Element> Plan<'a, T> {
         let call = strategy::Call {
             rows: self.rows(),
             sequences: range.len(),
-            side: side_dimension(self.input.layout(), self.axis).is_some(),
-            side_buffers: scratch.len() >= self.scratch_len(),
+            columns: columns_dimension(self.input.layout(), self.axis).is_some(),
+            column_buffers: scratch.len() >= self.scratch_len(),
         };
         let first = self.sequences.start + range.start;
         let sequences = first..self.sequences.start + range.end;
@@ -195,8 +195,8 @@ impl<'a, T: Element> Plan<'a, T> {
             engine,
             strategy::walk(engine.map(strategy::capabilities).as_ref(), &call),
         ) {
-            (None, _) | (_, Walk::Reference) => self.each_sequence(sequences, |seq, k, flip, emit| {
-                crate::kernels::reference::select(seq, k, flip, emit)
+            (None, _) | (_, Walk::Reference) => self.each_sequence(sequences, |seq, k, order, emit| {
+                crate::kernels::reference::select(seq, k, order, emit)
             }),
             (_, Walk::Broadcast) => self.each_sequence(sequences, |_, k, _, emit| {
                 for rank in 0..k {
@@ -210,7 +210,7 @@ impl<'a, T: Element> Plan<'a, T> {
     }
 
     /// Runs `sequences` with `engine` as `walk` says, its candidates in `scratch`: the first `needed`
-    /// words (one sequence's) or, read side by side with K above [`strategy::SIDE_MAX_K`], all of it.
+    /// words (one sequence's) or, read side by side with K above [`strategy::COLUMNS_MAX_K`], all of it.
     fn with_buffer<E: Entry>(
         &mut self,
         engine: Engine,
@@ -219,21 +219,21 @@ impl<'a, T: Element> Plan<'a, T> {
         scratch: &mut [u64],
         needed: usize,
     ) {
-        let inner = side_dimension(self.input.layout(), self.axis);
+        let inner = columns_dimension(self.input.layout(), self.axis);
         match (walk, inner) {
-            (Walk::Side, Some(inner)) => {
+            (Walk::Columns, Some(inner)) => {
                 // Runs of neighbouring sequences side by side, one per lane; what a run leaves, one at a
                 // time.
                 let mut next = sequences.start;
                 while next < sequences.end {
-                    next = self.each_side(next..sequences.end, |side, k, flip, emit| {
-                        select_side(engine, side, k, flip, E::buffer(E::from_words(scratch)), emit)
+                    next = self.each_columns(next..sequences.end, |columns, k, order, emit| {
+                        select_columns(engine, columns, k, order, E::buffer(E::from_words(scratch)), emit)
                     });
                     let coord = coordinates(&self.input.layout().sizes, self.axis, next);
                     let rest_of_run = (self.input.layout().sizes[inner] - coord[inner]).min(sequences.end - next);
                     let buffer = E::from_words(&mut scratch[..needed]);
-                    self.each_sequence(next..next + rest_of_run, |seq, k, flip, emit| {
-                        select(engine, seq, k, flip, buffer, emit)
+                    self.each_sequence(next..next + rest_of_run, |seq, k, order, emit| {
+                        select(engine, seq, k, order, buffer, emit)
                     });
                     next += rest_of_run;
                 }
@@ -241,8 +241,9 @@ impl<'a, T: Element> Plan<'a, T> {
             // A constant test too: where SIMD engines are not (firmware), the tile's code stays out.
             (Walk::Tiles, _) if SIMD_ENGINES => {
                 let buffer = E::from_words(&mut scratch[..needed]);
-                let mut one =
-                    |seq: &Sequence<'_, T>, k, flip, emit: &mut Emit<'_, T>| select(engine, seq, k, flip, buffer, emit);
+                let mut one = |seq: &Sequence<'_, T>, k, order, emit: &mut Emit<'_, T>| {
+                    select(engine, seq, k, order, buffer, emit)
+                };
                 self.each_tiny(sequences, engine, &mut one);
             }
             _ => self.each_run(sequences, engine, E::from_words(&mut scratch[..needed])),
@@ -251,7 +252,7 @@ impl<'a, T: Element> Plan<'a, T> {
 
     /// Sequences of at most [`TINY`] elements, [`MAX_LANES`] at a time: copied into a tile on the stack,
     /// element `p` of the group's sequence `r` at `p · MAX_LANES + r`, then read side by side from there
-    /// by the engine's side filter, one sequence per lane (the rows of MoE routing, where a row of 8 one at
+    /// by the engine's column filter, one sequence per lane (the rows of MoE routing, where a row of 8 one at
     /// a time pays a whole selection's fixed cost). A group the engine declines, and the last one if
     /// shorter, go one at a time through `one`.
     // Out of line: inlined, its 4 KiB tile sat in the frame of every call, tiny rows or not.
@@ -260,13 +261,13 @@ impl<'a, T: Element> Plan<'a, T> {
         &mut self,
         sequences: Range<usize>,
         engine: Engine,
-        one: &mut impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_, T>),
+        one: &mut impl FnMut(&Sequence<'_, T>, usize, Order, &mut Emit<'_, T>),
     ) {
         let axis = self.axis;
         // Copies: `self` runs the sequences a group declines.
         let sizes = &self.input.sizes();
         let len = sizes[axis];
-        let flip = self.direction.flip::<T::Key>();
+        let order = self.direction.order::<T::Key>();
         let strides = self.strides().map(|strides| *strides);
         let strides = strides.each_ref();
         // SAFETY: offset 0 is the outputs' first address.
@@ -293,8 +294,8 @@ impl<'a, T: Element> Plan<'a, T> {
             while done < MAX_LANES {
                 // SAFETY: every done + lane + position · MAX_LANES with lane < MAX_LANES - done and
                 // position < len is below len · MAX_LANES, within the tile as len <= TINY (`tiny_rows`).
-                let side = unsafe {
-                    Side::new(
+                let columns = unsafe {
+                    Columns::new(
                         Sequence::new(&tile, done as isize, MAX_LANES as isize, len),
                         MAX_LANES - done,
                     )
@@ -304,10 +305,14 @@ impl<'a, T: Element> Plan<'a, T> {
                 // addresses validated outputs hold, written by this plan alone. The index type holds every
                 // position of a sequence.
                 let mut emit = unsafe {
-                    SideOutputs::new(side, slots, LaneStarts::Listed(outputs.get(done..).unwrap_or_default()))
+                    ColumnOutputs::new(
+                        columns,
+                        slots,
+                        LaneStarts::Listed(outputs.get(done..).unwrap_or_default()),
+                    )
                 };
                 let no_buffer = Buffer::Packed(&mut []);
-                let taken = select_side(engine, &side, self.k, flip, no_buffer, &mut emit);
+                let taken = select_columns(engine, &columns, self.k, order, no_buffer, &mut emit);
                 if taken == 0 {
                     break;
                 }
@@ -323,17 +328,17 @@ impl<'a, T: Element> Plan<'a, T> {
 
     /// Walks `sequences` from their start in runs of neighbours (same coordinates but the innermost),
     /// letting `select` take the first `done` of each run side by side and write them to the outputs
-    /// ([`SideOutputs`]). Stops at the first run `select` declines (`done == 0`) and returns
+    /// ([`ColumnOutputs`]). Stops at the first run `select` declines (`done == 0`) and returns
     /// the first sequence not done.
-    fn each_side(
+    fn each_columns(
         &mut self,
         sequences: Range<usize>,
-        mut select: impl FnMut(&Side<'_, T>, usize, u64, &mut SideOutputs<'_, T>) -> usize,
+        mut select: impl FnMut(&Columns<'_, T>, usize, Order, &mut ColumnOutputs<'_, T>) -> usize,
     ) -> usize {
         let inner = INNER;
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
-        let flip = self.direction.flip::<T::Key>();
+        let order = self.direction.order::<T::Key>();
         let (values_lane, indices_lane) = (self.values.strides[inner], self.indices.strides[inner]);
         let mut number = sequences.start;
         let mut coord = coordinates(sizes, axis, number);
@@ -341,21 +346,21 @@ impl<'a, T: Element> Plan<'a, T> {
             let count = (sizes[inner] - coord[inner]).min(sequences.end - number);
             let [start, values_start, indices_start] = self.addresses(&coord);
             // SAFETY: `start` is the address of `coord`, which has 0 on the axis; moved lane < count along
-            // the innermost dimension (input stride 1, see `side_by_side`) it stays a coordinate, as
+            // the innermost dimension (input stride 1, see `columns_dimension`) it stays a coordinate, as
             // count <= sizes[inner] - coord[inner].
-            let side = unsafe { Side::new(self.sequence(start), count) };
+            let columns = unsafe { Columns::new(self.sequence(start), count) };
             // SAFETY: `coord` moved `lane < count` along the innermost dimension is still a coordinate
             // (count <= sizes[inner] - coord[inner]) with 0 on the axis, and moved rank < k along the axis
             // too, so the outputs' addresses from those of `coord` were validated; this plan alone writes
             // them. The index type holds every position of a sequence.
             let mut emit = unsafe {
-                SideOutputs::new(
-                    side,
+                ColumnOutputs::new(
+                    columns,
                     self.slots_from([values_start, indices_start]),
                     LaneStarts::Step([values_lane, indices_lane]),
                 )
             };
-            let done = select(&side, self.k, flip, &mut emit);
+            let done = select(&columns, self.k, order, &mut emit);
             if done == 0 {
                 break;
             }
@@ -374,7 +379,7 @@ impl<'a, T: Element> Plan<'a, T> {
     fn each_run<E: Entry>(&mut self, sequences: Range<usize>, engine: Engine, buffer: &mut [E]) {
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
-        let flip = self.direction.flip::<T::Key>();
+        let order = self.direction.order::<T::Key>();
         let inner = (0..MAX_RANK).rev().find(|&d| d != axis && sizes[d] > 1);
         let mut number = sequences.start;
         while number < sequences.end {
@@ -402,7 +407,7 @@ impl<'a, T: Element> Plan<'a, T> {
                     [values_step, indices_step],
                 )
             };
-            select_rows(engine, &mut rows, self.k, flip, buffer);
+            select_rows(engine, &mut rows, self.k, order, buffer);
             number += count;
         }
     }
@@ -411,14 +416,14 @@ impl<'a, T: Element> Plan<'a, T> {
     fn each_sequence(
         &mut self,
         sequences: Range<usize>,
-        mut select: impl FnMut(&Sequence<'_, T>, usize, u64, &mut Emit<'_, T>),
+        mut select: impl FnMut(&Sequence<'_, T>, usize, Order, &mut Emit<'_, T>),
     ) {
         if sequences.is_empty() {
             return;
         }
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
-        let flip = self.direction.flip::<T::Key>();
+        let order = self.direction.order::<T::Key>();
         let mut coord = coordinates(sizes, axis, sequences.start);
         // The three addresses of `coord`, moved with it (most steps add one stride to each, where
         // computing them takes three times eight multiply-adds a sequence).
@@ -435,7 +440,7 @@ impl<'a, T: Element> Plan<'a, T> {
             // (plans split by `split_at` cover disjoint sequences). The plan's index type holds every
             // position of a sequence (`check_request`).
             let outputs = unsafe { Outputs::new(seq, self.slots_from([values_start, indices_start])) };
-            select(&seq, self.k, flip, &mut Emit::Outputs(outputs));
+            select(&seq, self.k, order, &mut Emit::Outputs(outputs));
             advance(&mut coord, sizes, axis, &strides, &mut addresses);
         }
     }

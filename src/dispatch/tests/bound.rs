@@ -5,7 +5,7 @@ use std::vec::Vec;
 use super::{OnEngine, engines};
 use crate::kernels::lanes::from_bits;
 use crate::kernels::testing::xorshift;
-use crate::types::element::{Element, ordered_key};
+use crate::types::element::{Element, Order};
 
 /// The group minima's bound of an 8- to 32-bit integer row is exactly the K-th smallest of the
 /// groups' minimum keys (positions ≡ g modulo the groups, over the whole rounds the row holds), on
@@ -35,7 +35,8 @@ fn check<T: Element>() {
         for len in [16, 40, 64, 100, 256, 300, 512] {
             for range in [5, u64::MAX] {
                 let row: Vec<T> = (0..len).map(|_| from_bits(next() % range)).collect();
-                for flip in [0, u64::MAX >> (64 - bits)] {
+                for mask in [0, u64::MAX >> (64 - bits)] {
+                    let flip = Order::from_mask(mask);
                     for vectors in [1, 2, 4] {
                         for k in [1, 2, 5, 8, 16, 31] {
                             let Some((bound, groups)) = engine.minima_bound(&row, k, flip, vectors) else {
@@ -44,13 +45,13 @@ fn check<T: Element>() {
                             let whole = row.len() / groups * groups;
                             let mut minima = std::vec![u64::MAX; groups];
                             for (p, &x) in row[..whole].iter().enumerate() {
-                                minima[p % groups] = minima[p % groups].min(ordered_key(x, flip));
+                                minima[p % groups] = minima[p % groups].min(flip.key(x));
                             }
                             minima.sort_unstable();
                             assert_eq!(
                                 bound,
                                 minima[k - 1],
-                                "{} {} n {len} flip {flip:#x} vectors {vectors} k {k}",
+                                "{} {} n {len} flip {mask:#x} vectors {vectors} k {k}",
                                 backend.name(),
                                 core::any::type_name::<T>()
                             );

@@ -13,7 +13,7 @@ use crate::dispatch::isa::Kernel;
 use crate::kernels::candidates::{FEW, Sorter};
 use crate::kernels::{self, Isa, lane_tests};
 use crate::simd::vector::{MAX_LANES, Vector};
-use crate::types::element::Element;
+use crate::types::element::{Element, Order};
 
 /// Every backend this CPU has, with its engine.
 fn engines() -> impl Iterator<Item = (Backend, Engine)> {
@@ -60,7 +60,7 @@ kernel!(PartitionLanes<'a> { words: &'a [u64], bits: u64 } -> Option<[u64; MAX_L
 struct MinimaBound<'a, T> {
     row: &'a [T],
     k: usize,
-    flip: u64,
+    flip: Order,
     vectors: usize,
 }
 
@@ -77,7 +77,7 @@ impl<T: Element> Kernel for MinimaBound<'_, T> {
 trait OnEngine {
     fn network_sort(self, entries: &mut [u64], k: usize) -> Option<()>;
     fn kth_smallest(self, keys: &[u64], vectors: usize, k: usize, wide: bool) -> Option<u64>;
-    fn minima_bound<T: Element>(self, row: &[T], k: usize, flip: u64, vectors: usize) -> Option<(u64, usize)>;
+    fn minima_bound<T: Element>(self, row: &[T], k: usize, flip: Order, vectors: usize) -> Option<(u64, usize)>;
     fn check_narrow_lanes(self) -> bool;
     fn sort_few(self, words: &[u64], count: usize, sorted: &mut [u64; FEW]) -> Option<bool>;
     fn partition_select(self, words: &mut [u64], k: usize) -> Option<bool>;
@@ -87,13 +87,13 @@ trait OnEngine {
 
 impl OnEngine for Engine {
     fn network_sort(self, entries: &mut [u64], k: usize) -> Option<()> {
-        self.has_sides().then(|| self.run(NetworkSort { entries, k }))
+        self.has_vectors().then(|| self.run(NetworkSort { entries, k }))
     }
     fn kth_smallest(self, keys: &[u64], vectors: usize, k: usize, wide: bool) -> Option<u64> {
-        self.has_sides().then(|| self.run(KthOf { keys, vectors, k, wide }))?
+        self.has_vectors().then(|| self.run(KthOf { keys, vectors, k, wide }))?
     }
-    fn minima_bound<T: Element>(self, row: &[T], k: usize, flip: u64, vectors: usize) -> Option<(u64, usize)> {
-        self.has_sides()
+    fn minima_bound<T: Element>(self, row: &[T], k: usize, flip: Order, vectors: usize) -> Option<(u64, usize)> {
+        self.has_vectors()
             .then(|| self.run(MinimaBound { row, k, flip, vectors }))?
     }
     fn check_narrow_lanes(self) -> bool {
@@ -103,13 +103,13 @@ impl OnEngine for Engine {
         self.is_simd().then(|| self.run(SortFew { words, count, sorted }))
     }
     fn partition_select(self, words: &mut [u64], k: usize) -> Option<bool> {
-        self.has_sides().then(|| self.run(PartitionSelect { words, k }))
+        self.has_vectors().then(|| self.run(PartitionSelect { words, k }))
     }
     fn partition_sort(self, words: &mut [u64], k: usize) -> Option<()> {
-        self.has_sides().then(|| self.run(PartitionSort { words, k }))
+        self.has_vectors().then(|| self.run(PartitionSort { words, k }))
     }
     fn partition_lanes(self, words: &[u64], bits: u64) -> Option<[u64; MAX_LANES]> {
-        self.has_sides().then(|| self.run(PartitionLanes { words, bits }))?
+        self.has_vectors().then(|| self.run(PartitionLanes { words, bits }))?
     }
 }
 

@@ -8,7 +8,7 @@ use crate::dispatch::engine::Engine;
 use crate::dispatch::select::select_in_words;
 use crate::kernels::lanes::from_bits;
 use crate::kernels::testing::xorshift;
-use crate::types::element::{Element, ordered_key};
+use crate::types::element::{Element, Order};
 use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
@@ -39,7 +39,7 @@ macro_rules! every_type {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn capped_rows_report_the_first_keys_below_the_cap() {
-    fn reported<T: Element>(engine: Engine, row: &[T], k: usize, flip: u64, cap: u64) -> Vec<usize> {
+    fn reported<T: Element>(engine: Engine, row: &[T], k: usize, flip: Order, cap: u64) -> Vec<usize> {
         // SAFETY: every position below the row's length is an index of it.
         let seq = unsafe { Sequence::new(row, 0, 1, row.len()) }.with_cap(cap);
         let mut words = vec![0u64; 2 * crate::kernels::candidates::capacity(row.len(), k)];
@@ -67,12 +67,9 @@ fn capped_rows_report_the_first_keys_below_the_cap() {
                         })
                     })
                     .collect();
-                for flip in [0, ones] {
-                    let mut order: Vec<(u64, usize)> = row
-                        .iter()
-                        .enumerate()
-                        .map(|(p, &v)| (ordered_key(v, flip), p))
-                        .collect();
+                for mask in [0, ones] {
+                    let flip = Order::from_mask(mask);
+                    let mut order: Vec<(u64, usize)> = row.iter().enumerate().map(|(p, &v)| (flip.key(v), p)).collect();
                     order.sort_unstable();
                     for k in [1, 8, 17, 50] {
                         let first_k: Vec<usize> = order[..k].iter().map(|&(_, p)| p).collect();
@@ -82,7 +79,7 @@ fn capped_rows_report_the_first_keys_below_the_cap() {
                             let got = reported(engine, &row, k, flip, cap);
                             assert!(
                                 got.len() >= below && got.len() <= k && got[..] == first_k[..got.len()],
-                                "{} {backend:?} len {len} round {round} flip {flip:#x} k {k} rank {rank}: \
+                                "{} {backend:?} len {len} round {round} flip {mask:#x} k {k} rank {rank}: \
                                  {below} below the cap, reported {got:?}, first K {first_k:?}",
                                 T::NAME
                             );

@@ -1,5 +1,5 @@
 //! A non-last axis: neighbouring sequences read side by side, one per lane, so that memory is read in
-//! order and never transposed. K <= 16 keeps each lane's best K in sorted vector slots ([`side_groups`]),
+//! order and never transposed. K <= 16 keeps each lane's best K in sorted vector slots ([`column_groups`]),
 //! several groups of lanes at once, so that a row of the tensor is read whole:
 //!
 //! ```text
@@ -16,7 +16,7 @@
 //! threshold falls, instead of one strided (cache-missing) walk per sequence, or a scalar insertion per
 //! passing lane. Stack: `2 · S` vectors a group, 8 KiB at most ([`STATE_BYTES`]).
 //!
-//! Larger K gives each lane a candidate buffer of its own in the scratch ([`side_pools`]), the same
+//! Larger K gives each lane a candidate buffer of its own in the scratch ([`columns_in_buffers`]), the same
 //! [`Candidates`] a row's filter uses, and compares each row with the lanes' limits at once:
 //!
 //! ```text
@@ -34,9 +34,10 @@ use core::mem::size_of;
 use crate::kernels::candidates::{Candidates, Sorter, capacity};
 use crate::kernels::entry::{Buffer, Entry};
 use crate::simd::vector::{MAX_LANES, Vector};
+use crate::types::element::Order;
 use crate::types::element::{Element, Sealed};
-use crate::types::output::SideOutputs;
-use crate::types::sequence::Side;
+use crate::types::output::ColumnOutputs;
+use crate::types::sequence::Columns;
 
 use super::filter::{HALF_K, SMALL_K};
 use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, float_limits, keys};
@@ -47,81 +48,81 @@ use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, float_limits, keys};
 /// than `V::LANES`, positions do not fit the lanes, or K is above 16 and `buffer` holds fewer than
 /// `V::LANES` candidate buffers (`candidates::capacity` entries each).
 #[inline(always)]
-pub(crate) fn select_side<V32: Vector, V64: Vector, S: Sorter, T: Element>(
-    side: &Side<'_, T>,
+pub(crate) fn select_columns<V32: Vector, V64: Vector, S: Sorter, T: Element>(
+    columns: &Columns<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: Buffer<'_>,
-    emit: &mut SideOutputs<'_, T>,
+    emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
     if const { size_of::<T>() == 8 } {
-        side_by_kind::<V64, S, T>(side, k, flip, buffer, emit)
+        columns_by_kind::<V64, S, T>(columns, k, order, buffer, emit)
     } else {
-        side_by_kind::<V32, S, T>(side, k, flip, buffer, emit)
+        columns_by_kind::<V32, S, T>(columns, k, order, buffer, emit)
     }
 }
 
-/// [`side_by_k`] for `T`'s key kind.
+/// [`columns_by_k`] for `T`'s key kind.
 #[inline(always)]
-fn side_by_kind<V: Vector, S: Sorter, T: Element>(
-    side: &Side<'_, T>,
+fn columns_by_kind<V: Vector, S: Sorter, T: Element>(
+    columns: &Columns<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     buffer: Buffer<'_>,
-    emit: &mut SideOutputs<'_, T>,
+    emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
     let map = KeyMap::of::<T>();
     match <T as Sealed>::KEY_FORM {
-        UNSIGNED => side_by_k::<V, S, T, UNSIGNED>(side, k, flip, &map, buffer, emit),
-        SIGNED => side_by_k::<V, S, T, SIGNED>(side, k, flip, &map, buffer, emit),
-        _ => side_by_k::<V, S, T, FLOAT>(side, k, flip, &map, buffer, emit),
+        UNSIGNED => columns_by_k::<V, S, T, UNSIGNED>(columns, k, order, &map, buffer, emit),
+        SIGNED => columns_by_k::<V, S, T, SIGNED>(columns, k, order, &map, buffer, emit),
+        _ => columns_by_k::<V, S, T, FLOAT>(columns, k, order, &map, buffer, emit),
     }
 }
 
-/// [`side_filter`] with as few slots as K needs (8 or 16), or [`side_pools`] above 16.
+/// [`columns_in_slots`] with as few slots as K needs (8 or 16), or [`columns_in_buffers`] above 16.
 #[inline(always)]
-fn side_by_k<V: Vector, S: Sorter, T: Element, const KIND: u8>(
-    side: &Side<'_, T>,
+fn columns_by_k<V: Vector, S: Sorter, T: Element, const FORM: u8>(
+    columns: &Columns<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
     buffer: Buffer<'_>,
-    emit: &mut SideOutputs<'_, T>,
+    emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
     if k <= HALF_K {
-        return side_filter::<V, T, KIND, HALF_K>(side, k, flip, map, emit);
+        return columns_in_slots::<V, T, FORM, HALF_K>(columns, k, order, map, emit);
     }
     if k <= SMALL_K {
-        return side_filter::<V, T, KIND, SMALL_K>(side, k, flip, map, emit);
+        return columns_in_slots::<V, T, FORM, SMALL_K>(columns, k, order, map, emit);
     }
     if const { !cfg!(simd_arch) } {
         return 0;
     }
     match buffer {
-        Buffer::Packed(entries) => side_pools::<V, S, T, u64, KIND>(side, k, flip, map, entries, emit),
-        Buffer::Wide(entries) => side_pools::<V, S, T, [u64; 2], KIND>(side, k, flip, map, entries, emit),
+        Buffer::Packed(entries) => columns_in_buffers::<V, S, T, u64, FORM>(columns, k, order, map, entries, emit),
+        Buffer::Wide(entries) => columns_in_buffers::<V, S, T, [u64; 2], FORM>(columns, k, order, map, entries, emit),
     }
 }
 
-/// [`select_side`] for K above 16: one candidate buffer per lane in `buffer` (see the module doc).
+/// [`select_columns`] for K above 16: one candidate buffer per lane in `buffer` (see the module doc).
 /// Positions fit the entries: `E` is chosen for the sequence's length, as for one sequence.
 #[inline(always)]
-fn side_pools<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
-    side: &Side<'_, T>,
+fn columns_in_buffers<V: Vector, S: Sorter, T: Element, E: Entry, const FORM: u8>(
+    columns: &Columns<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
     buffer: &mut [E],
-    emit: &mut SideOutputs<'_, T>,
+    emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
-    let (lanes, len) = (V::LANES, side.len());
+    let (lanes, len) = (V::LANES, columns.len());
     let each = capacity(len, k);
     let enough = each.checked_mul(lanes).is_some_and(|needed| needed <= buffer.len());
-    if k == 0 || len < k || side.count() < lanes || !enough {
+    if k == 0 || len < k || columns.count() < lanes || !enough {
         return 0;
     }
-    let constants = Lanes::<V>::new(map, flip);
-    let Some(mut caps) = minima_caps::<V, S, T, E, KIND>(side, k, each, &constants, buffer) else {
+    let constants = Lanes::<V>::new(map, order);
+    let Some(mut caps) = minima_caps::<V, S, T, E, FORM>(columns, k, each, &constants, buffer) else {
         return 0;
     };
     if each == len {
@@ -150,7 +151,7 @@ fn side_pools<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     // Lanes whose pool's threshold is the smallest key: nothing enters them any more.
     let mut closed = 0u64;
     for position in 0..len {
-        let Some(x) = side_keys::<V, T, KIND>(side, position, &constants) else {
+        let Some(x) = column_keys::<V, T, FORM>(columns, position, &constants) else {
             return 0;
         };
         let mut bits = !V::bits(x.gt(limit)) & all & !closed;
@@ -187,12 +188,12 @@ fn side_pools<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     lanes
 }
 
-/// Writes each lane's first `k` of `best` (sorted) to `emit`, rank by rank as the side filter does: the
+/// Writes each lane's first `k` of `best` (sorted) to `emit`, rank by rank as the column filter does: the
 /// lanes' outputs of one rank are neighbours (on a non-last axis of the outputs too), where a lane's
 /// ranks lie a stride apart (written lane by lane, the writes are a large part of the time of 4096
 /// sequences of 256 with K = 100).
 #[inline(always)]
-fn emit_by_rank<T: Copy, E: Entry>(best: &[&[E]; MAX_LANES], k: usize, emit: &mut SideOutputs<'_, T>) {
+fn emit_by_rank<T: Copy, E: Entry>(best: &[&[E]; MAX_LANES], k: usize, emit: &mut ColumnOutputs<'_, T>) {
     for rank in 0..k {
         for (lane, entries) in best.iter().enumerate() {
             if let Some(entry) = entries.get(rank) {
@@ -212,8 +213,8 @@ const GROUP_ROWS: usize = 64;
 /// at or below it, where a pool filling from nothing takes 2K of them and K · ln(n / 2K) more.
 /// `None` if `side` has fewer than `V::LANES` sequences (nothing is read).
 #[inline(always)]
-fn minima_caps<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
-    side: &Side<'_, T>,
+fn minima_caps<V: Vector, S: Sorter, T: Element, E: Entry, const FORM: u8>(
+    columns: &Columns<'_, T>,
     k: usize,
     groups: usize,
     constants: &Lanes<V>,
@@ -221,14 +222,14 @@ fn minima_caps<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
 ) -> Option<[u64; MAX_LANES]> {
     // Groups of at most GROUP_ROWS rows: on long sequences the caps come from their start. Each group
     // has `rows` rows, the first `longer` one more.
-    let len = side.len().min(groups.saturating_mul(GROUP_ROWS));
+    let len = columns.len().min(groups.saturating_mul(GROUP_ROWS));
     let (rows, longer) = (len / groups, len % groups);
     let mut start = 0;
     for group in 0..groups {
         let end = start + rows + usize::from(group < longer);
         let mut minimum = V::splat(u64::MAX);
         for position in start..end {
-            minimum = minimum.min(side_keys::<V, T, KIND>(side, position, constants)?);
+            minimum = minimum.min(column_keys::<V, T, FORM>(columns, position, constants)?);
         }
         start = end;
         for (lane, &key) in minimum.lanes().iter().enumerate().take(V::LANES) {
@@ -245,59 +246,59 @@ fn minima_caps<V: Vector, S: Sorter, T: Element, E: Entry, const KIND: u8>(
     Some(caps)
 }
 
-/// Rows ahead of the current one that the side filter asks the cache for: its rows are a stride apart,
+/// Rows ahead of the current one that the column filter asks the cache for: its rows are a stride apart,
 /// where the hardware prefetchers of some cores do not follow.
-const SIDE_AHEAD: usize = 8;
+const COLUMNS_AHEAD: usize = 8;
 
-/// Rows ahead of the current one whose part [`side_groups`] reads it asks the cache for, every line of
+/// Rows ahead of the current one whose part [`column_groups`] reads it asks the cache for, every line of
 /// it (up to 16 groups of lanes: 512 bytes of f32 on AVX2, 1 KiB on AVX-512), where that part is not
 /// the whole row: the first line alone, 8 rows on, leaves the core waiting on the rest. Set by
 /// `axis0_4096x256_k8` (f32, i32 and f64 gain; f16 and u8, whose part is 256 or 128 bytes, do not
 /// change); see BENCHMARKS.md, decisions. Whole rows back to back are one stream, which the hardware
-/// prefetchers follow: there every line costs time, and the first line alone, `SIDE_AHEAD` rows on,
+/// prefetchers follow: there every line costs time, and the first line alone, `COLUMNS_AHEAD` rows on,
 /// stays.
 const GROUPS_AHEAD: usize = 4;
 
-/// [`select_side`] for one key kind with `S` slots (see the module doc): [`side_groups`] with as many
+/// [`select_columns`] for one key kind with `S` slots (see the module doc): [`column_groups`] with as many
 /// groups as [`STATE_BYTES`] holds (16, 8 or 4) where SIMD engines are. One group elsewhere (firmware's
 /// stack and code size), and where `side` has fewer than two groups of sequences or short ones (the
 /// tiles of tiny rows: the slots of 16 groups take longer to clear than their rows to read).
 #[inline(always)]
-fn side_filter<V: Vector, T: Element, const KIND: u8, const S: usize>(
-    side: &Side<'_, T>,
+fn columns_in_slots<V: Vector, T: Element, const FORM: u8, const S: usize>(
+    columns: &Columns<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
-    emit: &mut SideOutputs<'_, T>,
+    emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
-    if const { !cfg!(simd_arch) } || side.count() < 2 * V::LANES || side.len() < 8 * S {
-        return side_groups::<V, T, KIND, S, 1, KEYS>(side, k, flip, map, emit);
+    if const { !cfg!(simd_arch) } || columns.count() < 2 * V::LANES || columns.len() < 8 * S {
+        return column_groups::<V, T, FORM, S, 1, KEYS>(columns, k, order, map, emit);
     }
     if const { 16 * 2 * S * size_of::<V>() <= STATE_BYTES } {
-        side_tests::<V, T, KIND, S, 16>(side, k, flip, map, emit)
+        columns_with_test::<V, T, FORM, S, 16>(columns, k, order, map, emit)
     } else if const { 8 * 2 * S * size_of::<V>() <= STATE_BYTES } {
-        side_tests::<V, T, KIND, S, 8>(side, k, flip, map, emit)
+        columns_with_test::<V, T, FORM, S, 8>(columns, k, order, map, emit)
     } else {
-        side_tests::<V, T, KIND, S, 4>(side, k, flip, map, emit)
+        columns_with_test::<V, T, FORM, S, 4>(columns, k, order, map, emit)
     }
 }
 
-/// [`side_groups`] with the lane test for `T`: f32 and f64 compared as floats with each lane's limit
+/// [`column_groups`] with the lane test for `T`: f32 and f64 compared as floats with each lane's limit
 /// value, the rest as keys.
 #[inline(always)]
-fn side_tests<V: Vector, T: Element, const KIND: u8, const S: usize, const G: usize>(
-    side: &Side<'_, T>,
+fn columns_with_test<V: Vector, T: Element, const FORM: u8, const S: usize, const G: usize>(
+    columns: &Columns<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
-    emit: &mut SideOutputs<'_, T>,
+    emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
-    if const { KIND != FLOAT || size_of::<T>() < 4 } {
-        side_groups::<V, T, KIND, S, G, KEYS>(side, k, flip, map, emit)
-    } else if flip == 0 {
-        side_groups::<V, T, KIND, S, G, FLOAT_AT_MOST>(side, k, flip, map, emit)
+    if const { FORM != FLOAT || size_of::<T>() < 4 } {
+        column_groups::<V, T, FORM, S, G, KEYS>(columns, k, order, map, emit)
+    } else if order.is_increasing() {
+        column_groups::<V, T, FORM, S, G, FLOAT_AT_MOST>(columns, k, order, map, emit)
     } else {
-        side_groups::<V, T, KIND, S, G, FLOAT_ABOVE>(side, k, flip, map, emit)
+        column_groups::<V, T, FORM, S, G, FLOAT_ABOVE>(columns, k, order, map, emit)
     }
 }
 
@@ -307,7 +308,7 @@ fn side_tests<V: Vector, T: Element, const KIND: u8, const S: usize, const G: us
 /// whole. Set by `axis0_4096x256_k8`; see BENCHMARKS.md, decisions.
 const STATE_BYTES: usize = 8 * 1024;
 
-// How [`side_groups`] tests a row's lanes against the lanes' limits (f32 and f64 as floats: one compare
+// How [`column_groups`] tests a row's lanes against the lanes' limits (f32 and f64 as floats: one compare
 // where the keys take seven instructions).
 /// The keys below the limit keys.
 const KEYS: u8 = 0;
@@ -316,57 +317,57 @@ const FLOAT_AT_MOST: u8 = 1;
 /// Floats not at most the limit values, NaN included (`float_limits`, `flip != 0`).
 const FLOAT_ABOVE: u8 = 2;
 
-/// The side filter on up to `G` groups of `V::LANES` neighbouring sequences at once, as many as `side`
+/// The column filter on up to `G` groups of `V::LANES` neighbouring sequences at once, as many as `columns`
 /// has (see the module doc): the groups' part of each row is read whole and in order, and a group's `S`
 /// slots move only when one of its lanes passes its limit (`TEST`, a superset of the keys below the last
 /// slot's: `insert` leaves the rest where they are). Returns the sequences taken.
 #[cfg_attr(debug_assertions, inline(never))]
 #[cfg_attr(not(debug_assertions), inline(always))]
-fn side_groups<V: Vector, T: Element, const KIND: u8, const S: usize, const G: usize, const TEST: u8>(
-    side: &Side<'_, T>,
+fn column_groups<V: Vector, T: Element, const FORM: u8, const S: usize, const G: usize, const TEST: u8>(
+    columns: &Columns<'_, T>,
     k: usize,
-    flip: u64,
+    order: Order,
     map: &KeyMap,
-    emit: &mut SideOutputs<'_, T>,
+    emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
     let lanes = V::LANES;
-    let groups = (side.count() / lanes).min(G);
+    let groups = (columns.count() / lanes).min(G);
     let width = groups * lanes;
     // 32-bit lanes hold positions below 2^32.
-    let positions_fit = size_of::<V>() == 8 * lanes || u32::try_from(side.len()).is_ok();
-    if !(1..=S).contains(&k) || groups == 0 || side.len() < k || !positions_fit {
+    let positions_fit = size_of::<V>() == 8 * lanes || u32::try_from(columns.len()).is_ok();
+    if !(1..=S).contains(&k) || groups == 0 || columns.len() < k || !positions_fit {
         return 0;
     }
-    let constants = Lanes::<V>::new(map, flip);
+    let constants = Lanes::<V>::new(map, order);
     // Slots S - K.. hold the best K; the ones before hold the smallest key, which no element passes.
     let first = S - k;
     let (mut best, mut at) = ([[V::splat(0); S]; G], [[V::splat(0); S]; G]);
     let mut limits = [V::splat(0); G];
     // The first K rows fill slots `first` on: every lane enters.
     for position in 0..k {
-        let Some(row) = side.row(position, width) else {
+        let Some(row) = columns.row(position, width) else {
             return 0;
         };
         for g in 0..groups {
             // SAFETY: `row` holds `groups · LANES` elements of T, one of the crate's element types.
-            let x = keys::<V, KIND>(unsafe { V::load(row.as_ptr().add(g * lanes)) }, &constants);
+            let x = keys::<V, FORM>(unsafe { V::load(row.as_ptr().add(g * lanes)) }, &constants);
             insert(&mut best[g], &mut at[g], x, position, first + position);
         }
     }
     for (limit, best) in limits.iter_mut().zip(&best) {
-        *limit = lane_limits::<V, TEST>(best[S - 1], flip, map);
+        *limit = lane_limits::<V, TEST>(best[S - 1], order, map);
     }
     // The part of each row read is not all of it (see `GROUPS_AHEAD`).
-    let gaps = side.stride() != width as isize;
-    for position in k..side.len() {
-        let Some(row) = side.row(position, width) else {
+    let gaps = columns.stride() != width as isize;
+    for position in k..columns.len() {
+        let Some(row) = columns.row(position, width) else {
             return 0;
         };
         if gaps {
-            if let Some(ahead) = side.row(position + GROUPS_AHEAD, width) {
+            if let Some(ahead) = columns.row(position + GROUPS_AHEAD, width) {
                 crate::simd::vector::prefetch_all(ahead);
             }
-        } else if let Some(ahead) = side.row(position + SIDE_AHEAD, lanes) {
+        } else if let Some(ahead) = columns.row(position + COLUMNS_AHEAD, lanes) {
             crate::simd::vector::prefetch(ahead.as_ptr());
         }
         for g in 0..groups {
@@ -375,11 +376,11 @@ fn side_groups<V: Vector, T: Element, const KIND: u8, const S: usize, const G: u
             let pass = match TEST {
                 FLOAT_AT_MOST => raw.float_le(limits[g]),
                 FLOAT_ABOVE => raw.float_nle(limits[g]),
-                _ => keys::<V, KIND>(raw, &constants).lt(limits[g]),
+                _ => keys::<V, FORM>(raw, &constants).lt(limits[g]),
             };
             if V::any(pass) {
-                insert(&mut best[g], &mut at[g], keys::<V, KIND>(raw, &constants), position, S);
-                limits[g] = lane_limits::<V, TEST>(best[g][S - 1], flip, map);
+                insert(&mut best[g], &mut at[g], keys::<V, FORM>(raw, &constants), position, S);
+                limits[g] = lane_limits::<V, TEST>(best[g][S - 1], order, map);
             }
         }
     }
@@ -395,27 +396,27 @@ fn side_groups<V: Vector, T: Element, const KIND: u8, const S: usize, const G: u
 
 /// What `TEST` compares a group's lanes with, `threshold` being their last slot's keys.
 #[inline(always)]
-fn lane_limits<V: Vector, const TEST: u8>(threshold: V, flip: u64, map: &KeyMap) -> V {
+fn lane_limits<V: Vector, const TEST: u8>(threshold: V, order: Order, map: &KeyMap) -> V {
     match TEST {
         KEYS => threshold,
-        _ => float_limits(threshold, flip, map),
+        _ => float_limits(threshold, order, map),
     }
 }
 
 /// The keys of element `position` of the first `V::LANES` sequences of `side`; `None` if it has fewer.
 #[inline(always)]
-fn side_keys<V: Vector, T: Element, const KIND: u8>(
-    side: &Side<'_, T>,
+fn column_keys<V: Vector, T: Element, const FORM: u8>(
+    columns: &Columns<'_, T>,
     position: usize,
     constants: &Lanes<V>,
 ) -> Option<V> {
     // Checked once per row: the load below needs nothing else.
-    let row = side.row(position, V::LANES)?;
-    if let Some(ahead) = side.row(position + SIDE_AHEAD, V::LANES) {
+    let row = columns.row(position, V::LANES)?;
+    if let Some(ahead) = columns.row(position + COLUMNS_AHEAD, V::LANES) {
         crate::simd::vector::prefetch(ahead.as_ptr());
     }
     // SAFETY: `row` holds V::LANES elements of T, one of the crate's element types.
-    Some(keys::<V, KIND>(unsafe { V::load(row.as_ptr()) }, constants))
+    Some(keys::<V, FORM>(unsafe { V::load(row.as_ptr()) }, constants))
 }
 
 /// Inserts the keys `x` at `position` into each lane's sorted `best` (with positions `at`), whose slots
