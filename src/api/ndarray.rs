@@ -16,7 +16,7 @@
 //! let stepped = logits.slice(s![..;2, ..]);
 //! let (values, indices) = topk::<f32, i64, _>(&stepped, 2, 0, Direction::Decreasing)?;
 //! assert_eq!(values.shape(), [2, 6]);
-//! assert_eq!(values[[0, 0]], 3.0f32.max(0.0)); // column 0 of rows 0 and 2: 0 and 3
+//! assert_eq!(values[[0, 0]], 3.0); // column 0 of rows 0 and 2: 0 and 3
 //! assert_eq!(indices[[0, 0]], 1);
 //! // Along the last axis of the transpose: the columns of `logits`.
 //! let (values, _) = topk::<f32, u32, _>(&logits.t(), 1, -1, Direction::Decreasing)?;
@@ -212,7 +212,10 @@ mod tests {
                 actual: 3
             }
         );
-        assert_eq!(error.to_string(), "the values output has size 3 in dimension 0; it must be 2");
+        assert_eq!(
+            error.to_string(),
+            "the values output has size 3 in dimension 0; it must be 2"
+        );
         assert_eq!(
             topk::<f32, u32, _>(&input, 1, -3, Direction::Decreasing).unwrap_err(),
             Error::Axis { axis: -3, rank: 2 }
@@ -230,6 +233,9 @@ mod tests {
         // Empty arrays need no memory at all.
         let empty = Array2::<f32>::zeros((0, 5));
         let (values, indices) = topk::<f32, u32, _>(&empty, 2, 1, Direction::Decreasing).unwrap();
-        assert_eq!((values.shape(), indices.shape()), ([0, 2].as_slice(), [0, 2].as_slice()));
+        assert_eq!(
+            (values.shape(), indices.shape()),
+            ([0, 2].as_slice(), [0, 2].as_slice())
+        );
     }
 }

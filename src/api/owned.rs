@@ -76,7 +76,7 @@ mod tests {
         let padded = View::padded(&x, &[2, 3, 4], None, 0).unwrap();
         let typed = View::contiguous(&x, [2, 3, 4]).unwrap();
         let (mut want_v, mut want_i) = (vec![0u16; 16], vec![0u32; 16]);
-        crate::naive::topk(Request {
+        crate::api::naive::topk(Request {
             input: typed,
             axis: 1,
             k: 2,
@@ -86,8 +86,14 @@ mod tests {
         })
         .unwrap();
         for axis in [1, -2] {
-            assert_eq!(topk(padded, 2, axis, Direction::Increasing), Ok((want_v.clone(), want_i.clone())));
-            assert_eq!(topk(typed, 2, axis, Direction::Increasing), Ok((want_v.clone(), want_i.clone())));
+            assert_eq!(
+                topk(padded, 2, axis, Direction::Increasing),
+                Ok((want_v.clone(), want_i.clone()))
+            );
+            assert_eq!(
+                topk(typed, 2, axis, Direction::Increasing),
+                Ok((want_v.clone(), want_i.clone()))
+            );
         }
     }
 
@@ -108,8 +114,14 @@ mod tests {
             Error::Axis { axis: -3, rank: 2 }
         );
         // Empty: K = 0, or an empty axis.
-        assert_eq!(topk::<f32, u32, 8>(padded, 0, 1, Direction::Decreasing), Ok((vec![], vec![])));
+        assert_eq!(
+            topk::<f32, u32, 8>(padded, 0, 1, Direction::Decreasing),
+            Ok((vec![], vec![]))
+        );
         let empty = View::contiguous(&x, [3, 0]).unwrap();
-        assert_eq!(topk::<f32, u64, 2>(empty, 0, -1, Direction::Decreasing), Ok((vec![], vec![])));
+        assert_eq!(
+            topk::<f32, u64, 2>(empty, 0, -1, Direction::Decreasing),
+            Ok((vec![], vec![]))
+        );
     }
 }

@@ -12,9 +12,20 @@ use crate::types::error::Error;
 use crate::types::index::Index;
 use crate::walk::Plan;
 
-/// Scratch words the engines need to select `k` of a sequence of `len` elements of type `T`, at least:
-/// `min(len, 2k)` candidates of one word each (two for 64-bit types or sequences over 2^32 elements).
-pub(crate) fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
+/// The least scratch, in words, that any request selecting `k` of sequences of `len` elements of type
+/// `T` runs with, known from those two numbers alone (for a buffer sized before the tensors exist, such
+/// as a static one): `min(len, 2k)` candidates of one word each (two for 64-bit types or sequences over
+/// 2^32 elements), saturating. The same number as [`TopK::min_scratch_len`].
+///
+/// For the fastest path, size the scratch with [`Request::scratch_len`] instead: up to 16 times this on
+/// a non-last axis.
+///
+/// ```
+/// assert_eq!(topk_kernels::min_scratch_len::<f32>(1_000_000, 100), 200);
+/// assert_eq!(topk_kernels::min_scratch_len::<f64>(1_000_000, 100), 400);
+/// assert_eq!(topk_kernels::min_scratch_len::<u8>(10, 8), 10);
+/// ```
+pub fn min_scratch_len<T: Element>(len: usize, k: usize) -> usize {
     strategy::scratch_words::<T>(len, k)
 }
 
@@ -311,7 +322,7 @@ mod tests {
                     );
                     let mut plan = TopK::new(request(input, 0, k, direction, values, indices)).unwrap();
                     let words = if least {
-                        scratch_len::<T>(n, k)
+                        min_scratch_len::<T>(n, k)
                     } else {
                         plan.scratch_len()
                     };

@@ -46,12 +46,11 @@ use core::mem::{align_of, size_of};
 use crate::api::request::Request as TypedRequest;
 use crate::api::topk::topk as typed_topk;
 use crate::dispatch::strategy;
-use crate::types::data_type::{DataType, IndexType};
+use crate::types::data_type::{DataType, IndexType, with_data_type, with_index_type};
 use crate::types::element::{Direction, Element};
 use crate::types::error::{Error, Operand};
 use crate::types::index::Index;
 use crate::types::view::{self, Layout, MAX_RANK};
-use crate::{with_data_type, with_index_type};
 
 /// A tensor of run-time type and rank (1 to 8) to read: bytes, sizes, and strides and an offset in
 /// elements (as [`View::padded`](crate::View::padded) takes them).
@@ -172,7 +171,12 @@ fn run<T: Element + Plain, I: Index + Plain>(request: Request<'_>, scratch: &mut
         ..
     } = request;
     let typed = TypedRequest {
-        input: view::View::padded(elements(Operand::Input, input.data)?, input.sizes, input.strides, input.offset)?,
+        input: view::View::padded(
+            elements(Operand::Input, input.data)?,
+            input.sizes,
+            input.strides,
+            input.offset,
+        )?,
         axis,
         k,
         direction,
@@ -236,7 +240,7 @@ trait Plain: Copy {}
 macro_rules! plain {
     ($($t:ty),*) => {$(impl Plain for $t {})*};
 }
-plain!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, crate::f16, crate::bf16);
+plain!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64, half::f16, half::bf16);
 
 #[cfg(test)]
 mod tests {
@@ -281,25 +285,29 @@ mod tests {
                 let (mut want_values, mut want_indices) = ([0u64; 12], [0u64; 12]);
                 with_data_type!(data_type, T => with_index_type!(index_type, I => {
                     let typed = TypedRequest {
-                        input: crate::View::new(elements::<T>(Operand::Input, input).unwrap(), [3, 4], [1, 3], 0)
+                        input: view::View::new(elements::<T>(Operand::Input, input).unwrap(), [3, 4], [1, 3], 0)
                             .unwrap(),
                         axis: 0,
                         k: 2,
                         direction: Direction::Decreasing,
-                        values: crate::ViewMut::contiguous(
+                        values: view::ViewMut::contiguous(
                             elements_mut::<T>(Operand::Values, bytes(&mut want_values)).unwrap(),
                             [2, 4],
                         )
                         .unwrap(),
-                        indices: crate::ViewMut::contiguous(
+                        indices: view::ViewMut::contiguous(
                             elements_mut::<I>(Operand::Indices, bytes(&mut want_indices)).unwrap(),
                             [2, 4],
                         )
                         .unwrap(),
                     };
-                    crate::naive::topk(typed).unwrap()
+                    crate::api::naive::topk(typed).unwrap()
                 }));
-                assert_eq!((values, indices), (want_values, want_indices), "{data_type:?} {index_type:?}");
+                assert_eq!(
+                    (values, indices),
+                    (want_values, want_indices),
+                    "{data_type:?} {index_type:?}"
+                );
             }
         }
     }
@@ -311,19 +319,24 @@ mod tests {
         let address = all.as_ptr().addr();
         let (input, outputs) = all.split_at_mut(32);
         let (values, indices) = outputs.split_at_mut(16);
-        let mut request = |input_at: usize, values_at: usize| Request {
-            data_type: DataType::F32,
-            index_type: IndexType::U32,
-            input: View::contiguous(&input[input_at..input_at + 16], &[4]),
-            axis: 0,
-            k: 2,
-            direction: Direction::Increasing,
-            values: ViewMut::contiguous(&mut values[values_at..values_at + 8], &[2]),
-            indices: ViewMut::contiguous(&mut indices[..8], &[2]),
-        };
-        assert_eq!(topk(request(0, 0), &mut [0; 4]), Ok(()));
+        fn request<'a>(input: &'a [u8], values: &'a mut [u8], indices: &'a mut [u8]) -> Request<'a> {
+            Request {
+                data_type: DataType::F32,
+                index_type: IndexType::U32,
+                input: View::contiguous(input, &[4]),
+                axis: 0,
+                k: 2,
+                direction: Direction::Increasing,
+                values: ViewMut::contiguous(values, &[2]),
+                indices: ViewMut::contiguous(indices, &[2]),
+            }
+        }
         assert_eq!(
-            topk(request(2, 0), &mut [0; 4]),
+            topk(request(&input[..16], &mut values[..8], &mut indices[..8]), &mut [0; 4]),
+            Ok(())
+        );
+        assert_eq!(
+            topk(request(&input[2..18], &mut values[..8], &mut indices[..8]), &mut [0; 4]),
             Err(Error::Alignment {
                 operand: Operand::Input,
                 address: address + 2,
@@ -331,7 +344,7 @@ mod tests {
             })
         );
         assert_eq!(
-            topk(request(0, 1), &mut [0; 4]).unwrap_err(),
+            topk(request(&input[..16], &mut values[1..9], &mut indices[..8]), &mut [0; 4]).unwrap_err(),
             Error::Alignment {
                 operand: Operand::Values,
                 address: address + 33,

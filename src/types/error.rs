@@ -190,7 +190,9 @@ impl fmt::Display for Error {
                 f,
                 "the {operand} view maps two coordinates to one element (the stride of dimension {dim} overlaps)"
             ),
-            Error::Alignment { operand, address: 0, .. } => write!(f, "the {operand}'s data pointer is null"),
+            Error::Alignment {
+                operand, address: 0, ..
+            } => write!(f, "the {operand}'s data pointer is null"),
             Error::Alignment {
                 operand,
                 address,

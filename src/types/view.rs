@@ -128,7 +128,10 @@ impl<const D: usize> Layout<D> {
             return Ok((Layout::new(operand, sizes, strides, 0, 0)?, Span { lowest: 0, len: 0 }));
         }
         let (lowest, highest) = reach(0, &sizes, &strides).ok_or(overflow)?;
-        let len = highest.checked_sub(lowest).and_then(|span| span.checked_add(1)).ok_or(overflow)? as usize;
+        let len = highest
+            .checked_sub(lowest)
+            .and_then(|span| span.checked_add(1))
+            .ok_or(overflow)? as usize;
         let layout = Layout::new(operand, sizes, strides, lowest.unsigned_abs(), len)?;
         Ok((layout, Span { lowest, len }))
     }
@@ -328,7 +331,11 @@ fn raw_data<T>(operand: Operand, ptr: *mut T, span: Span) -> Result<NonNull<T>, 
     if ptr.is_null() || !ptr.is_aligned() {
         return Err(misaligned);
     }
-    if span.len.checked_mul(size_of::<T>()).is_none_or(|bytes| bytes > isize::MAX as usize) {
+    if span
+        .len
+        .checked_mul(size_of::<T>())
+        .is_none_or(|bytes| bytes > isize::MAX as usize)
+    {
         return Err(Error::Overflow { operand });
     }
     // `wrapping_offset`: no precondition here. By the caller's contract the result is one of the view's
@@ -343,6 +350,9 @@ pub struct View<'a, T, const D: usize> {
     /// Address 0 of the layout.
     data: NonNull<T>,
     layout: Layout<D>,
+    /// The length of the slice the view was made from, which starts at `data`; `None` for one made from
+    /// raw parts.
+    slice_len: Option<usize>,
     borrow: PhantomData<&'a [T]>,
 }
 
@@ -419,6 +429,7 @@ impl<'a, T, const D: usize> View<'a, T, D> {
         Ok(View {
             data,
             layout,
+            slice_len: None,
             borrow: PhantomData,
         })
     }
@@ -427,6 +438,7 @@ impl<'a, T, const D: usize> View<'a, T, D> {
         View {
             data: NonNull::from(data).cast(),
             layout,
+            slice_len: Some(data.len()),
             borrow: PhantomData,
         }
     }
@@ -441,6 +453,27 @@ impl<'a, T, const D: usize> View<'a, T, D> {
         self.layout.sizes
     }
 
+    /// The slice the view was made from ([`View::new`], [`View::contiguous`], [`View::padded`]), whose
+    /// element 0 is the layout's address 0; `None` for a view made from raw parts, whose memory between
+    /// elements is not the view's to read.
+    ///
+    /// ```
+    /// use topk_kernels::View;
+    /// let data = [1u8, 2, 3, 4];
+    /// let view = View::new(&data, [2], [2], 1)?;
+    /// assert_eq!(view.source(), Some(&data[..]));
+    /// // SAFETY: the two elements are `data`'s, unwritten while the view lives.
+    /// let raw = unsafe { View::from_raw_parts(data.as_ptr().add(1), [2], [2]) }?;
+    /// assert_eq!(raw.source(), None);
+    /// # Ok::<(), topk_kernels::Error>(())
+    /// ```
+    pub fn source(&self) -> Option<&'a [T]> {
+        let len = self.slice_len?;
+        // SAFETY: `data` is the start of a slice of `len` elements borrowed for 'a (`from_slice`, the only
+        // place that sets `slice_len`).
+        Some(unsafe { core::slice::from_raw_parts(self.data.as_ptr(), len) })
+    }
+
     /// Address 0 of the layout: every address the layout reaches from it holds one of the view's
     /// elements, readable and unchanging for `'a`.
     pub(crate) fn data(&self) -> NonNull<T> {
@@ -452,6 +485,7 @@ impl<'a, T, const D: usize> View<'a, T, D> {
         View {
             data: self.data,
             layout: self.layout.pad(),
+            slice_len: self.slice_len,
             borrow: PhantomData,
         }
     }
@@ -463,6 +497,7 @@ impl<'a, T, const D: usize> View<'a, T, D> {
         Some(View {
             data: self.data,
             layout,
+            slice_len: self.slice_len,
             borrow: PhantomData,
         })
     }
@@ -528,6 +563,7 @@ impl<'a, T: Copy> View<'a, T, 1> {
                 offset: if len == 0 { 0 } else { usize::try_from(offset).ok()? },
                 rank: 1,
             },
+            slice_len: self.slice_len,
             borrow: PhantomData,
         })
     }
@@ -552,6 +588,7 @@ impl<'a, T> View<'a, T, MAX_RANK> {
         Ok(View {
             data,
             layout,
+            slice_len: None,
             borrow: PhantomData,
         })
     }
