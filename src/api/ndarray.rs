@@ -35,6 +35,9 @@ use crate::types::error::Error;
 use crate::types::index::Index;
 use crate::types::view::{MAX_RANK, View, ViewMut};
 
+/// The values and the indices [`topk`] returns, each an array of the input's shape with `k` along the axis.
+pub type Outputs<T, I, D> = (Array<T, D>, Array<I, D>);
+
 /// The first `k` elements of every sequence along `axis` of `input` in `direction`, and their positions
 /// along the axis, as new arrays (row-major) of the input's shape with `k` along the axis: PyTorch's
 /// `torch.topk(x, k, dim, largest)` ([`Direction::from_largest`]). `axis` counts from the last when
@@ -46,7 +49,7 @@ pub fn topk<T: Element, I: Index, D: Dimension>(
     k: usize,
     axis: isize,
     direction: Direction,
-) -> Result<(Array<T, D>, Array<I, D>), Error> {
+) -> Result<Outputs<T, I, D>, Error> {
     let view = view(input)?;
     let layout = view.layout();
     let Some(index) = layout.axis_index(axis) else {
@@ -86,8 +89,8 @@ pub fn topk<T: Element, I: Index, D: Dimension>(
 /// let mut v = values.slice_mut(s![.., .., 1..3]).permuted_axes([0, 2, 1]);
 /// let mut i = indices.slice_mut(s![.., .., 1..3]).permuted_axes([0, 2, 1]);
 /// topk_into(&scores, 2, 1, Direction::Increasing, &mut v, &mut i)?;
-/// assert_eq!(values.slice(s![0, .., 1]), ndarray::arr1(&[0, 7, 14]));
-/// assert_eq!(indices.slice(s![0, .., 1]), ndarray::arr1(&[0, 2, 4]));
+/// assert_eq!(values.slice(s![0, .., 1]), ndarray::arr1(&[0, 1, 2])); // the least of each column j
+/// assert_eq!(indices.slice(s![0, .., 1]), ndarray::arr1(&[0, 4, 3]));
 /// # Ok::<(), topk_kernels::Error>(())
 /// ```
 pub fn topk_into<T: Element, I: Index, D: Dimension>(
@@ -148,7 +151,7 @@ mod tests {
             .zip(indices.lanes_mut(Axis(axis)))
         {
             let mut pairs: Vec<(i32, usize)> = lane.iter().copied().zip(0..).collect();
-            pairs.sort_by(|a, b| b.0.cmp(&a.0));
+            pairs.sort_by_key(|&(value, _)| core::cmp::Reverse(value));
             for (j, &(value, position)) in pairs[..k].iter().enumerate() {
                 v[j] = value;
                 i[j] = position as u64;

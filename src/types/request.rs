@@ -30,8 +30,9 @@ use crate::types::view::Layout;
 /// // Run-time ranks: the caller's axis and dimensions.
 /// let input = Layout::padded(Operand::Input, &[4, 300], None, 0, 1200)?;
 /// let out = Layout::padded(Operand::Output, &[4, 2], None, 0, 8)?;
+/// // Dimension 0 of the caller's 2, not 6 of the 8 the layouts are padded to.
 /// assert_eq!(check_request(&input, 0, 2, &out, &out, u64::from(u32::MAX)),
-///            Err(Error::OutputSize { operand: Operand::Values, dim: 1, expected: 300, actual: 2 }));
+///            Err(Error::OutputSize { operand: Operand::Values, dim: 0, expected: 2, actual: 4 }));
 /// assert_eq!(check_request(&input, 0, 5, &out, &out, u64::from(u32::MAX)),
 ///            Err(Error::K { k: 5, len: 4, axis: 0 }));
 /// # Ok::<(), Error>(())

@@ -683,6 +683,7 @@ impl<'a, T, const D: usize> ViewMut<'a, T, D> {
 
     /// A row-major writable view of `sizes`, of rank `rank` as a [`padded`](ViewMut::padded) one is
     /// (the first `D - rank` sizes are 1).
+    #[cfg(feature = "alloc")]
     pub(crate) fn contiguous_of_rank(data: &'a mut [T], sizes: [usize; D], rank: usize) -> Result<Self, Error> {
         let layout = Layout::contiguous(Operand::Output, sizes, data.len())?.with_rank(rank);
         Ok(ViewMut::from_slice(data, layout))

@@ -65,7 +65,7 @@ impl<'a, T: Element> Plan<'a, T> {
             input.layout().elements() / len.max(1)
         };
         const { assert!(size_of::<I>() == 4 || size_of::<I>() == 8) };
-        let indices_data = NonNull::from(indices.data).cast::<I>();
+        let indices_data = indices.data;
         // `u32` and `i32` have the size and alignment of `u32`, `u64` and `i64` those of `u64`, and every
         // bit pattern is one of each.
         let words = if size_of::<I>() == 4 {
@@ -75,7 +75,7 @@ impl<'a, T: Element> Plan<'a, T> {
         };
         Plan {
             input: input.pad(),
-            values: Output::new(NonNull::from(values.data).cast::<T>(), &values.layout),
+            values: Output::new(values.data, &values.layout),
             indices: Output::new(words, &indices.layout),
             axis: axis + (MAX_RANK - D),
             k,
