@@ -8,7 +8,7 @@ use topk_fuzz::{
     Concrete, DataType, Expect, IndexType, OutputSizes, Placement, Pod, Request, Strides, TensorDesc,
     arbitrary_data_type, arbitrary_index_type, assert_same, check_outputs, dispatch, elements, index_max, with_views,
 };
-use topk_kernels::{Backend, Element, Error, Index, Request, TopK, naive};
+use topk_kernels::{Backend, Element, Error, Index, TopK, naive};
 
 /// A permuted, stepped, possibly reversed layout (outputs never broadcast).
 #[derive(Arbitrary, Debug)]
@@ -96,7 +96,7 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, case: &Case) {
     let fresh = || (vec![T::sentinel(); tv.len], vec![I::sentinel(); tx.len]);
     let (mut v0, mut x0) = fresh();
     with_views(c, &input, &mut v0, &mut x0, |i, axis, v, x| {
-        naive::topk(Request {
+        naive::topk(topk_kernels::Request {
             input: i,
             axis,
             k: c.k,
@@ -111,7 +111,7 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, case: &Case) {
     for backend in Backend::ALL {
         let (mut v, mut x) = fresh();
         let result = with_views(c, &input, &mut v, &mut x, |i, axis, vv, xx| {
-            let mut plan = TopK::new(Request {
+            let mut plan = TopK::new(topk_kernels::Request {
                 input: i,
                 axis,
                 k: c.k,

@@ -10,7 +10,7 @@ use core::ffi::c_void;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use topk_fuzz::{Concrete, ConcreteTensor, DataType, IndexType, NAIVE_BUDGET, Pod, dispatch, with_views};
-use topk_kernels::{Direction, Element, Index, Request, min_scratch_len, naive, topk};
+use topk_kernels::{Direction, Element, Index, min_scratch_len, naive, topk};
 use topk_kernels_capi::{
     TOPK_STATUS_INTERNAL, TOPK_STATUS_OK, TensorDesc, topk_status_message, topk1, topk1_scratch_bytes,
 };
@@ -363,7 +363,7 @@ fn compare<T: Element + Pod, I: Index + Pod>(c: &Concrete, before: &[u8], after:
     let mut indices: Vec<I> = read(&before[xs..xs + xb], xb / I::SIZE);
     if c.naive_work() <= NAIVE_BUDGET {
         with_views(c, &input, &mut values, &mut indices, |i, axis, v, x| {
-            naive::topk(Request {
+            naive::topk(topk_kernels::Request {
                 input: i,
                 axis,
                 k: c.k,
@@ -378,7 +378,7 @@ fn compare<T: Element + Pod, I: Index + Pod>(c: &Concrete, before: &[u8], after:
         let mut scratch = vec![0u64; min_scratch_len::<T>(n, c.k)];
         with_views(c, &input, &mut values, &mut indices, |i, axis, v, x| {
             topk(
-                Request {
+                topk_kernels::Request {
                     input: i,
                     axis,
                     k: c.k,

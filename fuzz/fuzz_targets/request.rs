@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use topk_fuzz::{
     Concrete, Expect, NAIVE_BUDGET, Pod, Request, assert_same, check_outputs, dispatch, elements, index_max, with_views,
 };
-use topk_kernels::{Element, Error, Index, Request, min_scratch_len, naive, topk, topk_on_stack};
+use topk_kernels::{Element, Error, Index, min_scratch_len, naive, topk, topk_on_stack};
 
 fuzz_target!(|request: Request| {
     let c = request.concrete();
@@ -36,7 +36,7 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, bytes: &[u8]) {
     let (mut v1, mut x1) = fresh();
     let got = with_views(c, &input, &mut v1, &mut x1, |i, axis, v, x| {
         topk(
-            Request {
+            topk_kernels::Request {
                 input: i,
                 axis,
                 k: c.k,
@@ -50,7 +50,7 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, bytes: &[u8]) {
     let (mut v0, mut x0) = fresh();
     let reference = if c.naive_work() <= NAIVE_BUDGET {
         with_views(c, &input, &mut v0, &mut x0, |i, axis, v, x| {
-            naive::topk(Request {
+            naive::topk(topk_kernels::Request {
                 input: i,
                 axis,
                 k: c.k,
@@ -94,7 +94,7 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, bytes: &[u8]) {
     // The stack variant: same answer whenever its 16 · 4 words suffice, untouched outputs otherwise.
     let (mut v2, mut x2) = fresh();
     let on_stack = with_views(c, &input, &mut v2, &mut x2, |i, axis, v, x| {
-        topk_on_stack::<16, T, I, 8>(Request {
+        topk_on_stack::<16, T, I, 8>(topk_kernels::Request {
             input: i,
             axis,
             k: c.k,
