@@ -13,7 +13,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use topk_kernels::{Accumulator, Backend, Direction, Element, Slot, TopK, View, ViewMut, f16};
+use topk_kernels::{Accumulator, Backend, Direction, Element, Request, Slot, TopK, View, ViewMut, f16};
 
 /// (rows, row length, K): sizes around the engines' thresholds.
 const SHAPES: [(usize, usize, usize); 10] = [
@@ -76,14 +76,14 @@ impl Pattern {
 
 /// Runs `backend` and returns the indices (the values follow from them).
 fn run<T: Element>(data: &[T], rows: usize, n: usize, k: usize, backend: Backend, out: &mut (Vec<T>, Vec<u32>)) {
-    let mut plan = TopK::new(
-        View::contiguous(data, [rows, n]).unwrap(),
-        1,
+    let mut plan = TopK::new(Request {
+        input: View::contiguous(data, [rows, n]).unwrap(),
+        axis: 1,
         k,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut out.0, [rows, k]).unwrap(),
-        ViewMut::contiguous(&mut out.1, [rows, k]).unwrap(),
-    )
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut out.0, [rows, k]).unwrap(),
+        indices: ViewMut::contiguous(&mut out.1, [rows, k]).unwrap(),
+    })
     .unwrap();
     let mut scratch = vec![0u64; plan.scratch_len()];
     let all = 0..plan.sequences();

@@ -7,21 +7,21 @@
 //! `K == 0` are allowed.
 //!
 //! ```
-//! use topk_kernels::{Direction, View, ViewMut, scratch_len, topk};
+//! use topk_kernels::{Direction, Request, View, ViewMut, topk};
 //!
 //! // Two rows of logits; the two largest of each, with their positions.
 //! let logits = [0.1f32, 2.5, -1.0, 2.5, 0.3, f32::NAN, 7.0, 7.0];
 //! let (mut values, mut indices) = ([0.0f32; 4], [0i64; 4]);
-//! let mut scratch = vec![0u64; scratch_len::<f32>(4, 2)];
-//! topk(
-//!     View::contiguous(&logits, [2, 4])?,
-//!     1,
-//!     2,
-//!     Direction::Decreasing,
-//!     ViewMut::contiguous(&mut values, [2, 2])?,
-//!     ViewMut::contiguous(&mut indices, [2, 2])?,
-//!     &mut scratch,
-//! )?;
+//! let request = Request {
+//!     input: View::contiguous(&logits, [2, 4])?,
+//!     axis: -1,
+//!     k: 2,
+//!     direction: Direction::Decreasing,
+//!     values: ViewMut::contiguous(&mut values, [2, 2])?,
+//!     indices: ViewMut::contiguous(&mut indices, [2, 2])?,
+//! };
+//! let mut scratch = vec![0u64; request.scratch_len()];
+//! topk(request, &mut scratch)?;
 //! assert_eq!(indices, [1, 3, 1, 2]); // a tie keeps the lower position first; NaN is the largest
 //! assert_eq!(values[..2], [2.5, 2.5]);
 //! assert!(values[2].is_nan() && values[3] == 7.0);
@@ -34,7 +34,7 @@
 //!   engine.
 //! - **No copies, no allocation**: inputs are strided views (permuted, stepped, broadcast, reversed);
 //!   outputs are strided views you own; working memory is a scratch slice you own
-//!   ([`scratch_len`]) or the stack ([`topk_on_stack`]). `#![no_std]`, no `alloc`.
+//!   ([`Request::scratch_len`]) or the stack ([`topk_on_stack`]). `#![no_std]`, no `alloc`.
 //! - **Never panics on a request**: every bad shape, stride, axis, K or index type is an [`Error`]
 //!   reported before anything is written.
 //! - **Splittable**: a validated [`TopK`] plan runs on any range of its sequences, or splits into
@@ -57,13 +57,29 @@
 //!   cached), wherever SSE2 is enabled: every hosted target, and `x86_64-unknown-none` built with
 //!   `-C target-feature=+sse,+sse2` (its default soft-float ABI compiles no SIMD engine). NEON is
 //!   part of the aarch64 targets.
+//! - `alloc` (implied by `std`): [`owned::topk`], PyTorch's `torch.topk(x, k, dim, largest)`, whose
+//!   outputs are allocated.
 //! - `rayon`: `parallel::topk`, sequences split across rayon's threads and single long rows split
 //!   into chunks merged at the end (implies `std`).
+//! - `ndarray`: `ndarray::topk` and `ndarray::topk_into`, on any ndarray array or view in place (any
+//!   layout, axis or stride), into new arrays or the caller's, with no `unsafe` (implies `alloc`, not
+//!   `std`).
+//!
+//! # Runtimes and other tensor libraries
+//! - [`View::from_raw_parts`] and [`ViewMut::from_raw_parts`] (`unsafe`, with their safety contract)
+//!   view memory this crate did not get as a slice: a tensor library's storage, a DLPack tensor, a C
+//!   caller's buffer, with any strides, negative ones included.
+//! - [`untyped::topk`] runs a request on bytes whose element type is known at run time (a
+//!   [`DataType`], sizes, strides), safely: it checks each buffer's alignment ([`Error::Alignment`]).
+//! - Axes may be negative (-1 is the last), and errors name the caller's dimensions and axis, also for
+//!   run-time ranks, which the crate pads to 8 inside.
 //!
 //! # Memory
 //! Scratch: `min(n, 2K)` candidates of 8 bytes (16 for 64-bit types), reused across sequences
-//! ([`scratch_len`]); on a non-last axis with K > 16, 16 times that runs 16 sequences side by side, a
-//! buffer each ([`scratch_len_for`], [`TopK::scratch_len`]; several times faster than one at a time).
+//! ([`min_scratch_len`], [`TopK::min_scratch_len`]); on a non-last axis with K > 16, 16 times that runs 16
+//! sequences side by side, a buffer each. [`Request::scratch_len`] (the same number as
+//! [`TopK::scratch_len`] and [`untyped::scratch_len`]) is the one way to size the scratch for the
+//! fastest path, several times faster there than one sequence at a time.
 //! Stack: a few KiB in an optimised build (a non-last axis with K ≤ 16 keeps each SIMD lane's best K
 //! in 8 or 16 slots of vectors, for up to 16 groups of lanes at once, 8 KiB at most, with K > 16 the
 //! state of 16 candidate buffers, 1 KiB; rows of up to 32 are read from a tile of 16 of them, 4 KiB
@@ -82,6 +98,9 @@
 //! and the 2 KiB buffer (`firmware/`, checked on QEMU by `ci.sh`).
 #![cfg_attr(not(any(feature = "std", test)), no_std)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
 
 // The layers, bottom up: each module uses only its own layer and those below (tests/layers.rs checks).
 // 1. What a request is made of: types, keys, views, errors, sequences and their outputs.
@@ -106,19 +125,26 @@ pub use api::accumulator::{Accumulator, Slot};
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub use api::internals;
-pub use api::naive;
+#[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
+pub use api::ndarray;
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+pub use api::owned;
 #[cfg(feature = "rayon")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]
 pub use api::parallel;
-pub use api::topk::{TopK, scratch_len, scratch_len_for, topk, topk_on_stack};
+pub use api::request::Request;
+pub use api::topk::{TopK, min_scratch_len, topk, topk_on_stack};
+pub use api::{naive, untyped};
 pub use dispatch::engine::Backend;
 pub use half::{bf16, f16};
 pub use types::data_type::{DataType, IndexType};
 pub use types::element::{Direction, Element, Key};
-pub use types::error::{Error, Tensor};
+pub use types::error::{Error, Operand};
 pub use types::index::Index;
 pub use types::request::check_request;
-pub use types::view::{Layout, MAX_RANK, View, ViewMut, padded_axis};
+pub use types::view::{Layout, MAX_RANK, View, ViewMut};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

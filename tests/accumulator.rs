@@ -4,19 +4,19 @@ mod common;
 
 use common::{Rng, Seed, Value, random_values};
 use quickcheck::{QuickCheck, TestResult};
-use topk_kernels::{Accumulator, Direction, Error, Slot, View, ViewMut, naive};
+use topk_kernels::{Accumulator, Direction, Error, Request, Slot, View, ViewMut, naive};
 
 /// Reference result of one sequence.
 fn reference(data: &[i16], k: usize, direction: Direction) -> (Vec<i16>, Vec<u64>) {
     let (mut v, mut i) = (vec![0; k], vec![0; k]);
-    naive::topk(
-        View::contiguous(data, [data.len()]).unwrap(),
-        0,
+    naive::topk(Request {
+        input: View::contiguous(data, [data.len()]).unwrap(),
+        axis: 0,
         k,
         direction,
-        ViewMut::contiguous(&mut v, [k]).unwrap(),
-        ViewMut::contiguous(&mut i, [k]).unwrap(),
-    )
+        values: ViewMut::contiguous(&mut v, [k]).unwrap(),
+        indices: ViewMut::contiguous(&mut i, [k]).unwrap(),
+    })
     .unwrap();
     (v, i)
 }
@@ -118,14 +118,14 @@ fn long_chunks_equal_one_call() {
             data.clone()
         };
         let (mut expected_v, mut expected_i) = (vec![T::ZERO; k], vec![0u64; k]);
-        naive::topk(
-            View::contiguous(&sequence, [len]).unwrap(),
-            0,
+        naive::topk(Request {
+            input: View::contiguous(&sequence, [len]).unwrap(),
+            axis: 0,
             k,
             direction,
-            ViewMut::contiguous(&mut expected_v, [k]).unwrap(),
-            ViewMut::contiguous(&mut expected_i, [k]).unwrap(),
-        )
+            values: ViewMut::contiguous(&mut expected_v, [k]).unwrap(),
+            indices: ViewMut::contiguous(&mut expected_i, [k]).unwrap(),
+        })
         .unwrap();
         let mut pieces = Vec::new();
         let mut start = 0;
@@ -202,7 +202,7 @@ fn accumulator_errors() {
 #[cfg(feature = "rayon")]
 mod parallel {
     use super::common::{Rng, Value, random_values};
-    use topk_kernels::{Direction, View, ViewMut, naive, parallel, topk};
+    use topk_kernels::{Direction, Request, View, ViewMut, naive, parallel, topk};
 
     fn compare(sizes: [usize; 2], axis: usize, k: usize, threads: usize) {
         let n: usize = sizes.iter().product();
@@ -221,11 +221,31 @@ mod parallel {
             );
             if parallel_run {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                pool.install(|| parallel::topk(input, axis, k, Direction::Decreasing, values, indices))
-                    .unwrap();
+                pool.install(|| {
+                    parallel::topk(Request {
+                        input,
+                        axis: axis as isize,
+                        k,
+                        direction: Direction::Decreasing,
+                        values,
+                        indices,
+                    })
+                })
+                .unwrap();
             } else {
-                let mut scratch = vec![0; topk_kernels::scratch_len::<f32>(sizes[axis], k)];
-                topk(input, axis, k, Direction::Decreasing, values, indices, &mut scratch).unwrap();
+                let mut scratch = vec![0; topk_kernels::min_scratch_len::<f32>(sizes[axis], k)];
+                topk(
+                    Request {
+                        input,
+                        axis: axis as isize,
+                        k,
+                        direction: Direction::Decreasing,
+                        values,
+                        indices,
+                    },
+                    &mut scratch,
+                )
+                .unwrap();
             }
             (v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), i)
         };
@@ -270,26 +290,26 @@ mod parallel {
             let direction = rng.pick(&[Direction::Decreasing, Direction::Increasing]);
             let threads = rng.range(2, 6);
             let (mut expected_values, mut expected_indices) = (vec![T::ZERO; k], vec![0u32; k]);
-            naive::topk(
-                View::contiguous(&data, [len]).unwrap(),
-                0,
+            naive::topk(Request {
+                input: View::contiguous(&data, [len]).unwrap(),
+                axis: 0,
                 k,
                 direction,
-                ViewMut::contiguous(&mut expected_values, [k]).unwrap(),
-                ViewMut::contiguous(&mut expected_indices, [k]).unwrap(),
-            )
+                values: ViewMut::contiguous(&mut expected_values, [k]).unwrap(),
+                indices: ViewMut::contiguous(&mut expected_indices, [k]).unwrap(),
+            })
             .unwrap();
             let (mut values, mut indices) = (vec![T::ZERO; k], vec![0u32; k]);
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
-                parallel::topk(
-                    View::contiguous(&data, [len]).unwrap(),
-                    0,
+                parallel::topk(Request {
+                    input: View::contiguous(&data, [len]).unwrap(),
+                    axis: 0,
                     k,
                     direction,
-                    ViewMut::contiguous(&mut values, [k]).unwrap(),
-                    ViewMut::contiguous(&mut indices, [k]).unwrap(),
-                )
+                    values: ViewMut::contiguous(&mut values, [k]).unwrap(),
+                    indices: ViewMut::contiguous(&mut indices, [k]).unwrap(),
+                })
             })
             .unwrap();
             let bits = |v: &[T]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

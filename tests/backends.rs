@@ -8,7 +8,7 @@
 mod cases;
 
 use cases::{Bits, Check};
-use topk_kernels::{Backend, Direction, Error, TopK, View, ViewMut, bf16, f16, naive};
+use topk_kernels::{Backend, Direction, Error, Request, TopK, View, ViewMut, bf16, f16, naive};
 
 /// Runs the reference and then every engine on each case, and asserts identical outputs.
 struct EveryEngine;
@@ -21,26 +21,26 @@ impl Check for EveryEngine {
         let zero = T::from_raw(0);
         let raw = |v: &[T]| v.iter().map(|x| x.raw()).collect::<Vec<_>>();
         let (mut want_v, mut want_i) = (vec![zero; rows * k], vec![0u64; rows * k]);
-        naive::topk(
+        naive::topk(Request {
             input,
-            axis,
+            axis: axis as isize,
             k,
             direction,
-            ViewMut::contiguous(&mut want_v, out).unwrap(),
-            ViewMut::contiguous(&mut want_i, out).unwrap(),
-        )
+            values: ViewMut::contiguous(&mut want_v, out).unwrap(),
+            indices: ViewMut::contiguous(&mut want_i, out).unwrap(),
+        })
         .unwrap();
         let want = (want_i, raw(&want_v));
         for backend in Backend::ALL.into_iter().filter(|&b| b != Backend::Naive) {
             let (mut got_v, mut got_i) = (vec![zero; rows * k], vec![u64::MAX; rows * k]);
-            let mut plan = TopK::new(
+            let mut plan = TopK::new(Request {
                 input,
-                axis,
+                axis: axis as isize,
                 k,
                 direction,
-                ViewMut::contiguous(&mut got_v, out).unwrap(),
-                ViewMut::contiguous(&mut got_i, out).unwrap(),
-            )
+                values: ViewMut::contiguous(&mut got_v, out).unwrap(),
+                indices: ViewMut::contiguous(&mut got_i, out).unwrap(),
+            })
             .unwrap();
             let mut scratch = vec![0u64; plan.scratch_len()];
             let all = 0..plan.sequences();

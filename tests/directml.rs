@@ -1,6 +1,6 @@
 //! The four examples of DirectML's DML_TOP_K1 page (docs/CONTRACT.md §7), exactly, through every backend.
 
-use topk_kernels::{Backend, Direction, TopK, View, ViewMut};
+use topk_kernels::{Backend, Direction, Request, TopK, View, ViewMut};
 
 const SEQUENTIAL: [f32; 12] = [0., 1., 10., 11., 3., 2., 9., 8., 4., 5., 6., 7.];
 const TIED: [f32; 12] = [1., 2., 2., 3., 3., 4., 5., 5., 6., 6., 6., 6.];
@@ -10,14 +10,14 @@ fn run(input: &[f32; 12], axis: usize, k: usize, direction: Direction, backend: 
     out_sizes[axis] = k;
     let count = out_sizes.iter().product();
     let (mut values, mut indices) = (vec![f32::NAN; count], vec![u32::MAX; count]);
-    let mut plan = TopK::new(
-        View::contiguous(input, [1, 1, 3, 4]).unwrap(),
-        axis,
+    let mut plan = TopK::new(Request {
+        input: View::contiguous(input, [1, 1, 3, 4]).unwrap(),
+        axis: axis as isize,
         k,
         direction,
-        ViewMut::contiguous(&mut values, out_sizes).unwrap(),
-        ViewMut::contiguous(&mut indices, out_sizes).unwrap(),
-    )
+        values: ViewMut::contiguous(&mut values, out_sizes).unwrap(),
+        indices: ViewMut::contiguous(&mut indices, out_sizes).unwrap(),
+    })
     .unwrap();
     let mut scratch = vec![0; plan.scratch_len()];
     let all = 0..plan.sequences();

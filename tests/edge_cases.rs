@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use topk_kernels::{Backend, Direction, Error, TopK, View, ViewMut, bf16, f16, scratch_len, topk};
+use topk_kernels::{Backend, Direction, Error, Request, TopK, View, ViewMut, bf16, f16, min_scratch_len, topk};
 
 use Direction::{Decreasing, Increasing};
 
@@ -64,14 +64,32 @@ fn select_with<T: Value, I: TestIndex, const D: usize>(
         let (v, i) = views(&mut values, &mut indices);
         let outcome = match backend {
             Some(backend) => {
-                let mut plan = TopK::new(input, axis, k, direction, v, i).unwrap();
+                let mut plan = TopK::new(Request {
+                    input,
+                    axis: axis as isize,
+                    k,
+                    direction,
+                    values: v,
+                    indices: i,
+                })
+                .unwrap();
                 let mut scratch = vec![0; plan.scratch_len()];
                 let all = 0..plan.sequences();
                 plan.run_sequences(all, backend, &mut scratch)
             }
             None => {
-                let mut scratch = vec![0; scratch_len::<T>(input.sizes()[axis], k)];
-                topk(input, axis, k, direction, v, i, &mut scratch)
+                let mut scratch = vec![0; min_scratch_len::<T>(input.sizes()[axis], k)];
+                topk(
+                    Request {
+                        input,
+                        axis: axis as isize,
+                        k,
+                        direction,
+                        values: v,
+                        indices: i,
+                    },
+                    &mut scratch,
+                )
             }
         };
         let name = backend.map_or("topk", Backend::name);
@@ -353,14 +371,14 @@ fn writes_nothing<const D: usize>(sizes: [usize; D], axis: usize, k: usize) {
     assert_eq!(out.iter().product::<usize>(), 0);
     for backend in Backend::ALL {
         let (mut values, mut indices) = ([-7.0f32; 8], [u64::MAX; 8]);
-        let mut plan = TopK::new(
+        let mut plan = TopK::new(Request {
             input,
-            axis,
+            axis: axis as isize,
             k,
-            Decreasing,
-            ViewMut::new(&mut values, out, [1; D], 2).unwrap(),
-            ViewMut::new(&mut indices, out, [1; D], 2).unwrap(),
-        )
+            direction: Decreasing,
+            values: ViewMut::new(&mut values, out, [1; D], 2).unwrap(),
+            indices: ViewMut::new(&mut indices, out, [1; D], 2).unwrap(),
+        })
         .unwrap();
         assert_eq!(plan.sequences(), 0, "{sizes:?} axis {axis} k {k}");
         match plan.run_sequences(0..0, backend, &mut [0; 64]) {
@@ -378,8 +396,19 @@ fn writes_nothing<const D: usize>(sizes: [usize; D], axis: usize, k: usize) {
         ViewMut::new(&mut values, out, [1; D], 2).unwrap(),
         ViewMut::new(&mut indices, out, [1; D], 2).unwrap(),
     );
-    let mut scratch = vec![0; scratch_len::<f32>(sizes[axis], k)];
-    topk(input, axis, k, Increasing, outputs.0, outputs.1, &mut scratch).unwrap();
+    let mut scratch = vec![0; min_scratch_len::<f32>(sizes[axis], k)];
+    topk(
+        Request {
+            input,
+            axis: axis as isize,
+            k,
+            direction: Increasing,
+            values: outputs.0,
+            indices: outputs.1,
+        },
+        &mut scratch,
+    )
+    .unwrap();
     assert_eq!((values, indices), ([-7.0; 8], [u64::MAX; 8]));
 }
 
@@ -563,12 +592,14 @@ fn outputs_may_be_strided_and_reversed() {
     let mut indices = [u32::MAX; 3];
     let mut scratch = [0; 8];
     topk(
-        input,
-        0,
-        3,
-        Increasing,
-        ViewMut::new(&mut values, [3], [2], 1).unwrap(),
-        ViewMut::new(&mut indices, [3], [-1], 2).unwrap(),
+        Request {
+            input,
+            axis: 0,
+            k: 3,
+            direction: Increasing,
+            values: ViewMut::new(&mut values, [3], [2], 1).unwrap(),
+            indices: ViewMut::new(&mut indices, [3], [-1], 2).unwrap(),
+        },
         &mut scratch,
     )
     .unwrap();
@@ -696,14 +727,14 @@ fn split_plans_run_on_threads() {
     for direction in [Decreasing, Increasing] {
         let expected = oracle(&input, 1, k, direction);
         let (mut values, mut indices) = (vec![f32::NAN; rows * k], vec![u64::MAX; rows * k]);
-        let plan = TopK::new(
+        let plan = TopK::new(Request {
             input,
-            1,
+            axis: 1,
             k,
             direction,
-            ViewMut::contiguous(&mut values, [rows, k]).unwrap(),
-            ViewMut::contiguous(&mut indices, [rows, k]).unwrap(),
-        )
+            values: ViewMut::contiguous(&mut values, [rows, k]).unwrap(),
+            indices: ViewMut::contiguous(&mut indices, [rows, k]).unwrap(),
+        })
         .unwrap();
         let words = plan.scratch_len();
         // Cut into parts of 1, 2, 3, ... sequences, one backend each, all on their own thread.

@@ -3,7 +3,7 @@
 //! a `Display` message that names the numbers.
 
 use topk_kernels::{
-    Backend, Direction, Error, MAX_RANK, Tensor, TopK, View, ViewMut, naive, scratch_len, topk, topk_on_stack,
+    Backend, Direction, Error, Operand, Request, TopK, View, ViewMut, min_scratch_len, naive, topk, topk_on_stack,
 };
 
 const VALUE_SENTINEL: f32 = -7.25;
@@ -23,7 +23,7 @@ fn row_major<const D: usize>(sizes: [usize; D]) -> [isize; D] {
 /// The error a request gives, the same from every entry point, none of which writes an output.
 fn rejected<const D: usize>(
     input: View<'_, f32, D>,
-    axis: usize,
+    axis: isize,
     k: usize,
     values_sizes: [usize; D],
     indices_sizes: [usize; D],
@@ -41,11 +41,19 @@ fn rejected<const D: usize>(
         } else {
             Direction::Increasing
         };
+        let request = Request {
+            input,
+            axis,
+            k,
+            direction,
+            values: v,
+            indices: i,
+        };
         let result = match entry {
-            0 => TopK::new(input, axis, k, direction, v, i).map(|_| ()),
-            1 => topk(input, axis, k, direction, v, i, &mut vec![0; 1 << 12]),
-            2 => topk_on_stack::<64, _, _, D>(input, axis, k, direction, v, i),
-            _ => naive::topk(input, axis, k, direction, v, i),
+            0 => TopK::new(request).map(|_| ()),
+            1 => topk(request, &mut vec![0; 1 << 12]),
+            2 => topk_on_stack::<64, _, _, D>(request),
+            _ => naive::topk(request),
         };
         errors.push(result.expect_err("the request must be rejected"));
         assert!(
@@ -73,15 +81,14 @@ fn axis_out_of_range() {
     assert_eq!(error, Error::Axis { axis: 3, rank: 3 });
     assert_eq!(
         error.to_string(),
-        "axis 3 is out of range for a tensor of 3 dimensions (0 to 2)"
+        "axis 3 is out of range for a tensor of 3 dimensions (-3 to 2)"
     );
-    assert_eq!(
-        rejected(input, usize::MAX, 0, [2, 3, 4], [2, 3, 4]),
-        Error::Axis {
-            axis: usize::MAX,
-            rank: 3
-        }
-    );
+    for axis in [isize::MAX, isize::MIN, -4] {
+        assert_eq!(
+            rejected(input, axis, 0, [2, 3, 4], [2, 3, 4]),
+            Error::Axis { axis, rank: 3 }
+        );
+    }
 }
 
 #[test]
@@ -118,7 +125,7 @@ fn output_sizes_must_match() {
     assert_eq!(
         error,
         Error::OutputSize {
-            tensor: Tensor::Values,
+            operand: Operand::Values,
             dim: 1,
             expected: 3,
             actual: 4
@@ -132,7 +139,7 @@ fn output_sizes_must_match() {
     assert_eq!(
         error,
         Error::OutputSize {
-            tensor: Tensor::Indices,
+            operand: Operand::Indices,
             dim: 0,
             expected: 2,
             actual: 1
@@ -149,7 +156,7 @@ fn output_sizes_must_match() {
     assert_eq!(
         error,
         Error::OutputSize {
-            tensor: Tensor::Values,
+            operand: Operand::Values,
             dim: 2,
             expected: 2,
             actual: 3
@@ -159,7 +166,7 @@ fn output_sizes_must_match() {
     assert_eq!(
         error,
         Error::OutputSize {
-            tensor: Tensor::Indices,
+            operand: Operand::Indices,
             dim: 2,
             expected: 2,
             actual: 4
@@ -170,7 +177,7 @@ fn output_sizes_must_match() {
     assert_eq!(
         error,
         Error::OutputSize {
-            tensor: Tensor::Values,
+            operand: Operand::Values,
             dim: 1,
             expected: 0,
             actual: 1
@@ -186,7 +193,7 @@ fn views_outside_their_slice() {
     assert_eq!(
         error,
         Error::OutOfBounds {
-            tensor: Tensor::Input,
+            operand: Operand::Input,
             lowest: 0,
             highest: 5,
             len: 5
@@ -199,7 +206,7 @@ fn views_outside_their_slice() {
     assert_eq!(
         View::contiguous(&data[..5], [2, 3]).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Input,
+            operand: Operand::Input,
             lowest: 0,
             highest: 5,
             len: 5
@@ -209,7 +216,7 @@ fn views_outside_their_slice() {
     assert_eq!(
         View::new(&data, [2, 3], [3, 1], 1).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Input,
+            operand: Operand::Input,
             lowest: 1,
             highest: 6,
             len: 6
@@ -218,7 +225,7 @@ fn views_outside_their_slice() {
     assert_eq!(
         View::new(&data, [1], [1], 6).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Input,
+            operand: Operand::Input,
             lowest: 6,
             highest: 6,
             len: 6
@@ -229,7 +236,7 @@ fn views_outside_their_slice() {
     assert_eq!(
         error,
         Error::OutOfBounds {
-            tensor: Tensor::Input,
+            operand: Operand::Input,
             lowest: -1,
             highest: 1,
             len: 6
@@ -244,7 +251,7 @@ fn views_outside_their_slice() {
     assert_eq!(
         ViewMut::new(&mut out, [2, 2], [1, 3], 0).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Output,
+            operand: Operand::Output,
             lowest: 0,
             highest: 4,
             len: 4
@@ -253,7 +260,7 @@ fn views_outside_their_slice() {
     assert_eq!(
         ViewMut::contiguous(&mut out, [5]).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Output,
+            operand: Operand::Output,
             lowest: 0,
             highest: 4,
             len: 4
@@ -270,7 +277,7 @@ fn padded_views_report_the_reach_with_their_offset() {
     assert_eq!(
         View::padded(&data, &[4], None, 2).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Input,
+            operand: Operand::Input,
             lowest: 2,
             highest: 5,
             len: 3
@@ -279,7 +286,7 @@ fn padded_views_report_the_reach_with_their_offset() {
     assert_eq!(
         View::padded(&data, &[1, 2], None, 2).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Input,
+            operand: Operand::Input,
             lowest: 2,
             highest: 3,
             len: 3
@@ -289,7 +296,7 @@ fn padded_views_report_the_reach_with_their_offset() {
     assert_eq!(
         ViewMut::padded(&mut out, &[2, 2], None, 0).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Output,
+            operand: Operand::Output,
             lowest: 0,
             highest: 3,
             len: 3
@@ -300,7 +307,9 @@ fn padded_views_report_the_reach_with_their_offset() {
 #[test]
 fn arithmetic_overflow() {
     let data = [0.0f32; 8];
-    let overflow = Error::Overflow { tensor: Tensor::Input };
+    let overflow = Error::Overflow {
+        operand: Operand::Input,
+    };
     // Element counts: over usize, and over isize::MAX.
     assert_eq!(View::new(&data, [usize::MAX, 2], [0, 0], 0).unwrap_err(), overflow);
     assert_eq!(
@@ -318,13 +327,18 @@ fn arithmetic_overflow() {
     // An offset beyond isize::MAX.
     assert_eq!(View::new(&data, [1], [1], usize::MAX).unwrap_err(), overflow);
     let error = ViewMut::new(&mut [0u8; 4], [2], [isize::MAX], 3).unwrap_err();
-    assert_eq!(error, Error::Overflow { tensor: Tensor::Output });
+    assert_eq!(
+        error,
+        Error::Overflow {
+            operand: Operand::Output
+        }
+    );
     assert!(error.to_string().contains("output"), "{error}");
     // Reaching far below zero without overflowing is out of bounds, with the exact address.
     assert_eq!(
         View::new(&data, [2], [isize::MIN], 0).unwrap_err(),
         Error::OutOfBounds {
-            tensor: Tensor::Input,
+            operand: Operand::Input,
             lowest: isize::MIN,
             highest: 0,
             len: 8
@@ -340,7 +354,7 @@ fn aliasing_outputs() {
     assert_eq!(
         error,
         Error::Aliasing {
-            tensor: Tensor::Output,
+            operand: Operand::Output,
             dim: 0
         }
     );
@@ -349,7 +363,7 @@ fn aliasing_outputs() {
     assert_eq!(
         ViewMut::new(&mut buffer, [2, 3], [2, 1], 0).unwrap_err(),
         Error::Aliasing {
-            tensor: Tensor::Output,
+            operand: Operand::Output,
             dim: 0
         }
     );
@@ -357,7 +371,7 @@ fn aliasing_outputs() {
     assert_eq!(
         ViewMut::new(&mut buffer, [3, 2], [-1, 2], 2).unwrap_err(),
         Error::Aliasing {
-            tensor: Tensor::Output,
+            operand: Operand::Output,
             dim: 1
         }
     );
@@ -365,15 +379,16 @@ fn aliasing_outputs() {
     assert_eq!(
         ViewMut::new(&mut buffer, [2, 2, 2], [4, 1, 4], 0).unwrap_err(),
         Error::Aliasing {
-            tensor: Tensor::Output,
+            operand: Operand::Output,
             dim: 2
         }
     );
     assert_eq!(
         ViewMut::padded(&mut buffer, &[2, 2], Some(&[1, 1]), 0).unwrap_err(),
+        // The caller's dimension 1 of 2, not the padded one (7 of 8).
         Error::Aliasing {
-            tensor: Tensor::Output,
-            dim: MAX_RANK - 1
+            operand: Operand::Output,
+            dim: 1
         }
     );
     assert_eq!(buffer, [9; 16]);
@@ -408,23 +423,23 @@ fn index_type_too_narrow() {
     let plan = |len: usize, k: usize| -> Result<(), Error> {
         let input = View::new(&one, [len], [0], 0).unwrap();
         let (mut v, mut i32s, mut i64s) = ([0.0f32; 2], [0i32; 2], [0u64; 2]);
-        let a = TopK::new(
+        let a = TopK::new(Request {
             input,
-            0,
+            axis: 0,
             k,
-            Direction::Increasing,
-            ViewMut::contiguous(&mut v, [k])?,
-            ViewMut::contiguous(&mut i32s, [k])?,
-        );
+            direction: Direction::Increasing,
+            values: ViewMut::contiguous(&mut v, [k])?,
+            indices: ViewMut::contiguous(&mut i32s, [k])?,
+        });
         a?;
-        let b = TopK::new(
+        let b = TopK::new(Request {
             input,
-            0,
+            axis: 0,
             k,
-            Direction::Increasing,
-            ViewMut::contiguous(&mut v, [k])?,
-            ViewMut::contiguous(&mut i64s, [k])?,
-        );
+            direction: Direction::Increasing,
+            values: ViewMut::contiguous(&mut v, [k])?,
+            indices: ViewMut::contiguous(&mut i64s, [k])?,
+        });
         b.map(|_| ())
     };
     // i32 holds positions up to 2^31 - 1: an axis of 2^31 fits, one more does not.
@@ -449,14 +464,14 @@ fn index_type_too_narrow() {
     {
         let input = View::new(&one, [1usize << 32], [0], 0).unwrap();
         let (mut v, mut i) = ([0.0f32; 1], [0u32; 1]);
-        let made = TopK::new(
+        let made = TopK::new(Request {
             input,
-            0,
-            1,
-            Direction::Decreasing,
-            ViewMut::contiguous(&mut v, [1]).unwrap(),
-            ViewMut::contiguous(&mut i, [1]).unwrap(),
-        );
+            axis: 0,
+            k: 1,
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut v, [1]).unwrap(),
+            indices: ViewMut::contiguous(&mut i, [1]).unwrap(),
+        });
         assert_eq!(made.map(|p| p.sequences()).ok(), Some(1));
     }
 }
@@ -465,16 +480,18 @@ fn index_type_too_narrow() {
 fn scratch_too_small() {
     let data = input_2x3x4();
     let input = View::contiguous(&data, [2, 3, 4]).unwrap();
-    let needed = scratch_len::<f32>(4, 3);
+    let needed = min_scratch_len::<f32>(4, 3);
     assert_eq!(needed, 4);
     let (mut values, mut indices) = ([VALUE_SENTINEL; 18], [INDEX_SENTINEL; 18]);
     let error = topk(
-        input,
-        2,
-        3,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut values, [2, 3, 3]).unwrap(),
-        ViewMut::contiguous(&mut indices, [2, 3, 3]).unwrap(),
+        Request {
+            input,
+            axis: 2,
+            k: 3,
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut values, [2, 3, 3]).unwrap(),
+            indices: ViewMut::contiguous(&mut indices, [2, 3, 3]).unwrap(),
+        },
         &mut [0; 3],
     )
     .unwrap_err();
@@ -484,16 +501,16 @@ fn scratch_too_small() {
 
     // 64-bit keys take two words per candidate.
     let wide: Vec<f64> = (0..24).map(f64::from).collect();
-    assert_eq!(scratch_len::<f64>(4, 3), 8);
+    assert_eq!(min_scratch_len::<f64>(4, 3), 8);
     let (mut values, mut indices) = ([0.5f64; 6], [INDEX_SENTINEL; 6]);
-    let mut plan = TopK::new(
-        View::contiguous(&wide, [2, 3, 4]).unwrap(),
-        2,
-        1,
-        Direction::Increasing,
-        ViewMut::contiguous(&mut values, [2, 3, 1]).unwrap(),
-        ViewMut::contiguous(&mut indices, [2, 3, 1]).unwrap(),
-    )
+    let mut plan = TopK::new(Request {
+        input: View::contiguous(&wide, [2, 3, 4]).unwrap(),
+        axis: 2,
+        k: 1,
+        direction: Direction::Increasing,
+        values: ViewMut::contiguous(&mut values, [2, 3, 1]).unwrap(),
+        indices: ViewMut::contiguous(&mut indices, [2, 3, 1]).unwrap(),
+    })
     .unwrap();
     assert_eq!(plan.scratch_len(), 4);
     for backend in Backend::ALL {
@@ -508,14 +525,14 @@ fn scratch_too_small() {
 
     // On the stack: 2K candidates beyond the 4 · K_MAX words it holds.
     let (mut values, mut indices) = ([VALUE_SENTINEL; 3], [INDEX_SENTINEL; 3]);
-    let error = topk_on_stack::<1, _, _, 1>(
-        View::contiguous(&data[..8], [8]).unwrap(),
-        0,
-        3,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut values, [3]).unwrap(),
-        ViewMut::contiguous(&mut indices, [3]).unwrap(),
-    )
+    let error = topk_on_stack::<1, _, _, 1>(Request {
+        input: View::contiguous(&data[..8], [8]).unwrap(),
+        axis: 0,
+        k: 3,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut values, [3]).unwrap(),
+        indices: ViewMut::contiguous(&mut indices, [3]).unwrap(),
+    })
     .unwrap_err();
     assert_eq!(error, Error::Scratch { needed: 6, given: 4 });
     assert_eq!((values, indices), ([VALUE_SENTINEL; 3], [INDEX_SENTINEL; 3]));
@@ -525,14 +542,14 @@ fn scratch_too_small() {
 fn sequence_ranges_and_splits_out_of_bounds() {
     let data = input_2x3x4();
     let (mut values, mut indices) = ([VALUE_SENTINEL; 6], [INDEX_SENTINEL; 6]);
-    let mut plan = TopK::new(
-        View::contiguous(&data, [2, 3, 4]).unwrap(),
-        2,
-        1,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut values, [2, 3, 1]).unwrap(),
-        ViewMut::contiguous(&mut indices, [2, 3, 1]).unwrap(),
-    )
+    let mut plan = TopK::new(Request {
+        input: View::contiguous(&data, [2, 3, 4]).unwrap(),
+        axis: 2,
+        k: 1,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut values, [2, 3, 1]).unwrap(),
+        indices: ViewMut::contiguous(&mut indices, [2, 3, 1]).unwrap(),
+    })
     .unwrap();
     assert_eq!(plan.sequences(), 6);
     let mut scratch = vec![0; plan.scratch_len()];
@@ -598,14 +615,14 @@ fn sequence_ranges_and_splits_out_of_bounds() {
     assert_eq!((values, indices), ([VALUE_SENTINEL; 6], [INDEX_SENTINEL; 6]));
     // Splitting at either end is fine: one half is empty.
     let (mut values, mut indices) = ([VALUE_SENTINEL; 6], [INDEX_SENTINEL; 6]);
-    let plan = TopK::new(
-        View::contiguous(&data, [2, 3, 4]).unwrap(),
-        2,
-        1,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut values, [2, 3, 1]).unwrap(),
-        ViewMut::contiguous(&mut indices, [2, 3, 1]).unwrap(),
-    )
+    let plan = TopK::new(Request {
+        input: View::contiguous(&data, [2, 3, 4]).unwrap(),
+        axis: 2,
+        k: 1,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut values, [2, 3, 1]).unwrap(),
+        indices: ViewMut::contiguous(&mut indices, [2, 3, 1]).unwrap(),
+    })
     .unwrap();
     let (empty, all) = plan.split_at(0).unwrap();
     assert_eq!((empty.sequences(), all.sequences()), (0, 6));
@@ -651,21 +668,26 @@ fn backends_by_name() {
 fn every_error_displays_its_numbers() {
     let cases: [(Error, &[&str]); 11] = [
         (Error::Rank { rank: 11 }, &["11"]),
-        (Error::Axis { axis: 9, rank: 4 }, &["9", "4", "0 to 3"]),
+        (Error::Axis { axis: 9, rank: 4 }, &["9", "4", "-4 to 3"]),
         (Error::K { k: 5, len: 4, axis: 2 }, &["K = 5", "4", "dimension 2"]),
         (
             Error::OutputSize {
-                tensor: Tensor::Indices,
+                operand: Operand::Indices,
                 dim: 3,
                 expected: 7,
                 actual: 8,
             },
             &["indices", "3", "7", "8"],
         ),
-        (Error::Overflow { tensor: Tensor::Values }, &["values"]),
+        (
+            Error::Overflow {
+                operand: Operand::Values,
+            },
+            &["values"],
+        ),
         (
             Error::OutOfBounds {
-                tensor: Tensor::Input,
+                operand: Operand::Input,
                 lowest: -3,
                 highest: 40,
                 len: 12,
@@ -674,7 +696,7 @@ fn every_error_displays_its_numbers() {
         ),
         (
             Error::Aliasing {
-                tensor: Tensor::Output,
+                operand: Operand::Output,
                 dim: 6,
             },
             &["output", "6"],

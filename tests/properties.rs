@@ -20,7 +20,7 @@ mod common;
 
 use common::*;
 use topk_kernels::{
-    Backend, Direction, Error, TopK, View, ViewMut, bf16, f16, naive, padded_axis, scratch_len, topk, topk_on_stack,
+    Backend, Direction, Error, Request, TopK, View, ViewMut, bf16, f16, min_scratch_len, naive, topk, topk_on_stack,
 };
 
 /// Cases per test when QUICKCHECK_TESTS is unset (48 tests). Each case runs one index type, so 32 gave
@@ -130,14 +130,14 @@ fn reference<T: Value, const D: usize>(case: &Case<'_, T, D>) -> Expected {
     let out = case.out_sizes();
     let count: usize = out.iter().product();
     let (mut values, mut indices) = (vec![T::from_bits(0); count], vec![u64::MAX; count]);
-    naive::topk(
-        case.input,
-        case.axis,
-        case.k,
-        case.direction,
-        ViewMut::contiguous(&mut values, out).unwrap(),
-        ViewMut::contiguous(&mut indices, out).unwrap(),
-    )
+    naive::topk(Request {
+        input: case.input,
+        axis: case.axis as isize,
+        k: case.k,
+        direction: case.direction,
+        values: ViewMut::contiguous(&mut values, out).unwrap(),
+        indices: ViewMut::contiguous(&mut indices, out).unwrap(),
+    })
     .unwrap_or_else(|e| panic!("naive: {e}: {}", case.describe()));
     assert!(
         indices.iter().all(|&i| i < case.n() as u64),
@@ -256,15 +256,22 @@ fn index_type<T: Value, I: TestIndex, const D: usize>(
         let mut outputs = Outputs::<T, I, D>::new(rng, out, sentinel);
         let result = {
             let (values, indices) = outputs.views();
-            let mut plan = TopK::new(input, axis, k, direction, values, indices)
-                .unwrap_or_else(|e| panic!("plan: {e}: {}", case.describe()));
+            let mut plan = TopK::new(Request {
+                input,
+                axis: axis as isize,
+                k,
+                direction,
+                values,
+                indices,
+            })
+            .unwrap_or_else(|e| panic!("plan: {e}: {}", case.describe()));
             assert_eq!(plan.sequences(), case.sequences());
             assert_eq!((plan.k(), plan.sequence_len()), (k, case.n()));
             // A plan with nothing to run needs no scratch.
             let words = if case.sequences() == 0 {
                 0
             } else {
-                scratch_len::<T>(case.n(), k)
+                min_scratch_len::<T>(case.n(), k)
             };
             assert_eq!(plan.min_scratch_len(), words);
             // 16 buffers where 16 sequences are read side by side with K above 16: a non-last axis
@@ -319,7 +326,15 @@ fn index_type<T: Value, I: TestIndex, const D: usize>(
     for phase in [&jobs[..first], &jobs[first..]] {
         {
             let (values, indices) = outputs.views();
-            let plan = TopK::new(input, axis, k, direction, values, indices).unwrap();
+            let plan = TopK::new(Request {
+                input,
+                axis: axis as isize,
+                k,
+                direction,
+                values,
+                indices,
+            })
+            .unwrap();
             let (mut low, mut high) = plan.split_at(mid).unwrap();
             assert_eq!((low.sequences(), high.sequences()), (mid, count - mid));
             let mut scratch = random_scratch(rng, low.scratch_len().max(high.scratch_len()));
@@ -335,10 +350,21 @@ fn index_type<T: Value, I: TestIndex, const D: usize>(
 
     // On the stack: enough room whenever the candidate buffer fits 4 · STACK_K words.
     let mut outputs = Outputs::<T, I, D>::new(rng, out, sentinel);
-    let needed = if count == 0 { 0 } else { scratch_len::<T>(case.n(), k) };
+    let needed = if count == 0 {
+        0
+    } else {
+        min_scratch_len::<T>(case.n(), k)
+    };
     let result = {
         let (values, indices) = outputs.views();
-        topk_on_stack::<STACK_K, T, I, D>(input, axis, k, direction, values, indices)
+        topk_on_stack::<STACK_K, T, I, D>(Request {
+            input,
+            axis: axis as isize,
+            k,
+            direction,
+            values,
+            indices,
+        })
     };
     if needed <= 4 * STACK_K {
         result.unwrap_or_else(|e| panic!("topk_on_stack: {e}: {}", case.describe()));
@@ -361,7 +387,17 @@ fn index_type<T: Value, I: TestIndex, const D: usize>(
     if needed > 0 && count > 0 {
         let mut scratch = random_scratch(rng, needed - 1);
         let (values, indices) = outputs.views();
-        let result = topk(input, axis, k, direction, values, indices, &mut scratch);
+        let result = topk(
+            Request {
+                input,
+                axis: axis as isize,
+                k,
+                direction,
+                values,
+                indices,
+            },
+            &mut scratch,
+        );
         assert_eq!(
             result,
             Err(Error::Scratch {
@@ -375,8 +411,18 @@ fn index_type<T: Value, I: TestIndex, const D: usize>(
     }
     let mut scratch = random_scratch(rng, needed);
     let (values, indices) = outputs.views();
-    topk(input, axis, k, direction, values, indices, &mut scratch)
-        .unwrap_or_else(|e| panic!("topk: {e}: {}", case.describe()));
+    topk(
+        Request {
+            input,
+            axis: axis as isize,
+            k,
+            direction,
+            values,
+            indices,
+        },
+        &mut scratch,
+    )
+    .unwrap_or_else(|e| panic!("topk: {e}: {}", case.describe()));
     outputs.check(case, expected, &everything, "topk");
 }
 
@@ -384,18 +430,20 @@ fn index_type<T: Value, I: TestIndex, const D: usize>(
 fn padded<T: Value, const D: usize>(case: &Case<'_, T, D>, data: &[T], expected: &Expected) {
     let layout = &case.layout;
     let input = View::padded(data, &layout.sizes, Some(&layout.strides), layout.offset).unwrap();
-    let axis = padded_axis(case.axis, D);
+    let axis = case.axis;
     let out = case.out_sizes();
     let count = out.iter().product();
     let (mut values, mut indices) = (vec![T::from_bits(0); count], vec![i64::MIN; count]);
-    let mut scratch = vec![0; scratch_len::<T>(case.n(), case.k)];
+    let mut scratch = vec![0; min_scratch_len::<T>(case.n(), case.k)];
     topk(
-        input,
-        axis,
-        case.k,
-        case.direction,
-        ViewMut::padded(&mut values, &out, None, 0).unwrap(),
-        ViewMut::padded(&mut indices, &out, None, 0).unwrap(),
+        Request {
+            input,
+            axis: axis as isize,
+            k: case.k,
+            direction: case.direction,
+            values: ViewMut::padded(&mut values, &out, None, 0).unwrap(),
+            indices: ViewMut::padded(&mut indices, &out, None, 0).unwrap(),
+        },
         &mut scratch,
     )
     .unwrap_or_else(|e| panic!("padded: {e}: {}", case.describe()));

@@ -2,7 +2,7 @@
 //! and the command that reproduces it). Every test here failed (panicked or returned the wrong result)
 //! before its fix.
 
-use topk_kernels::{Accumulator, Direction, Error, Slot, View, ViewMut, f16, naive, scratch_len, topk};
+use topk_kernels::{Accumulator, Direction, Error, Request, Slot, View, ViewMut, f16, min_scratch_len, naive, topk};
 
 /// Finding 1 (`request` target): `scratch_len` multiplied the candidate count by the words per candidate
 /// without a check, so a huge sequence length with a huge K (legal for an empty tensor) overflowed: a
@@ -10,13 +10,13 @@ use topk_kernels::{Accumulator, Direction, Error, Slot, View, ViewMut, f16, naiv
 #[test]
 fn scratch_len_does_not_overflow_for_huge_sequences() {
     // f16 keys pack in one word only for sequences up to 2^32: longer ones take two words per candidate.
-    assert_eq!(scratch_len::<f16>(usize::MAX, usize::MAX), usize::MAX);
-    assert_eq!(scratch_len::<f64>(usize::MAX, usize::MAX / 2), usize::MAX);
-    assert_eq!(scratch_len::<u8>(usize::MAX, usize::MAX), usize::MAX);
+    assert_eq!(min_scratch_len::<f16>(usize::MAX, usize::MAX), usize::MAX);
+    assert_eq!(min_scratch_len::<f64>(usize::MAX, usize::MAX / 2), usize::MAX);
+    assert_eq!(min_scratch_len::<u8>(usize::MAX, usize::MAX), usize::MAX);
     // Ordinary sizes are unchanged.
     #[cfg(target_pointer_width = "64")]
-    assert_eq!(scratch_len::<f16>(1 << 33, 3), 12);
-    assert_eq!(scratch_len::<f64>(10, 4), 16);
+    assert_eq!(min_scratch_len::<f16>(1 << 33, 3), 12);
+    assert_eq!(min_scratch_len::<f64>(10, 4), 16);
 }
 
 /// Finding 2 (`request` target's oracle, after finding 1): an empty tensor with a huge axis is a valid
@@ -28,12 +28,14 @@ fn empty_tensor_with_a_huge_axis_needs_no_scratch() {
     let n = 1usize << (usize::BITS - 1).min(40);
     let (input, mut values, mut indices) = ([f16::ZERO; 0], [f16::ZERO; 0], [0i64; 0]);
     let result = topk(
-        View::new(&input, [0, n], [1, 1], 0).unwrap(),
-        1,
-        n,
-        Direction::Increasing,
-        ViewMut::new(&mut values, [0, n], [1, 1], 0).unwrap(),
-        ViewMut::new(&mut indices, [0, n], [1, 1], 0).unwrap(),
+        Request {
+            input: View::new(&input, [0, n], [1, 1], 0).unwrap(),
+            axis: 1,
+            k: n,
+            direction: Direction::Increasing,
+            values: ViewMut::new(&mut values, [0, n], [1, 1], 0).unwrap(),
+            indices: ViewMut::new(&mut indices, [0, n], [1, 1], 0).unwrap(),
+        },
         &mut [],
     );
     assert_eq!(result, Ok(()));
@@ -42,14 +44,14 @@ fn empty_tensor_with_a_huge_axis_needs_no_scratch() {
         return;
     }
     let mut narrow = [0u32; 0];
-    let result = naive::topk(
-        View::new(&input, [0, n], [1, 1], 0).unwrap(),
-        1,
-        n,
-        Direction::Increasing,
-        ViewMut::new(&mut values, [0, n], [1, 1], 0).unwrap(),
-        ViewMut::new(&mut narrow, [0, n], [1, 1], 0).unwrap(),
-    );
+    let result = naive::topk(Request {
+        input: View::new(&input, [0, n], [1, 1], 0).unwrap(),
+        axis: 1,
+        k: n,
+        direction: Direction::Increasing,
+        values: ViewMut::new(&mut values, [0, n], [1, 1], 0).unwrap(),
+        indices: ViewMut::new(&mut narrow, [0, n], [1, 1], 0).unwrap(),
+    });
     assert!(matches!(result, Err(Error::IndexType { .. })), "{result:?}");
 }
 
@@ -84,19 +86,18 @@ fn a_broadcast_axis_of_any_length_costs_only_its_outputs() {
     let n = 1usize << (usize::BITS - 4);
     let x = [7u64, 3, 9];
     let (k, mut values, mut indices) = (130, vec![0u64; 3 * 130], vec![0u64; 3 * 130]);
-    let mut scratch = vec![0u64; scratch_len::<u64>(n, k)];
+    let mut scratch = vec![0u64; min_scratch_len::<u64>(n, k)];
     let started = std::time::Instant::now();
-    topk(
+    let request = Request {
         // Three sequences (one per element of `x`), each that element n times.
-        View::new(&x, [3, n], [1, 0], 0).unwrap(),
-        1,
+        input: View::new(&x, [3, n], [1, 0], 0).unwrap(),
+        axis: 1,
         k,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut values, [3, k]).unwrap(),
-        ViewMut::contiguous(&mut indices, [3, k]).unwrap(),
-        &mut scratch,
-    )
-    .unwrap();
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut values, [3, k]).unwrap(),
+        indices: ViewMut::contiguous(&mut indices, [3, k]).unwrap(),
+    };
+    topk(request, &mut scratch).unwrap();
     assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
     for (row, &value) in x.iter().enumerate() {
         assert!(values[row * k..][..k].iter().all(|&v| v == value), "row {row}");

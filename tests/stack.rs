@@ -40,7 +40,8 @@
 use std::process::Command;
 
 use topk_kernels::{
-    Accumulator, Backend, Direction, Slot, TopK, View, ViewMut, bf16, naive, scratch_len, topk, topk_on_stack,
+    Accumulator, Backend, Direction, Request, Slot, TopK, View, ViewMut, bf16, min_scratch_len, naive, topk,
+    topk_on_stack,
 };
 
 /// The stated bound on one call, including `topk_on_stack::<64, ..>`'s 2 KiB buffer and the thread's own
@@ -87,14 +88,14 @@ fn f64_rank8_on_stack() -> u64 {
     let sizes = [1, 1, 1, 1, 1, 1, 2, N];
     let out = [1, 1, 1, 1, 1, 1, 2, K];
     let (mut v, mut i) = (vec![0.0f64; 2 * K], vec![0i64; 2 * K]);
-    topk_on_stack::<K, _, _, 8>(
-        View::contiguous(&x, sizes).unwrap(),
-        7,
-        K,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut v, out).unwrap(),
-        ViewMut::contiguous(&mut i, out).unwrap(),
-    )
+    topk_on_stack::<K, _, _, 8>(Request {
+        input: View::contiguous(&x, sizes).unwrap(),
+        axis: 7,
+        k: K,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut v, out).unwrap(),
+        indices: ViewMut::contiguous(&mut i, out).unwrap(),
+    })
     .unwrap();
     i.iter().map(|&p| p as u64).sum::<u64>()
 }
@@ -103,14 +104,14 @@ fn f64_rank8_on_stack() -> u64 {
 fn u64_strided_on_stack() -> u64 {
     let raw = data(N * 2);
     let (mut v, mut i) = (vec![0u64; 2 * K], vec![0u64; 2 * K]);
-    topk_on_stack::<K, _, _, 2>(
-        View::new(&raw, [N, 2], [2, 1], 0).unwrap(),
-        0,
-        K,
-        Direction::Increasing,
-        ViewMut::contiguous(&mut v, [K, 2]).unwrap(),
-        ViewMut::contiguous(&mut i, [K, 2]).unwrap(),
-    )
+    topk_on_stack::<K, _, _, 2>(Request {
+        input: View::new(&raw, [N, 2], [2, 1], 0).unwrap(),
+        axis: 0,
+        k: K,
+        direction: Direction::Increasing,
+        values: ViewMut::contiguous(&mut v, [K, 2]).unwrap(),
+        indices: ViewMut::contiguous(&mut i, [K, 2]).unwrap(),
+    })
     .unwrap();
     i.iter().sum::<u64>()
 }
@@ -122,14 +123,16 @@ fn f64_side_by_side() -> u64 {
     let raw = data(N * LANES);
     let x: Vec<f64> = raw.iter().map(|&b| f64::from_bits(b)).collect();
     let (mut v, mut i) = (vec![0.0f64; 16 * LANES], vec![0u64; 16 * LANES]);
-    let mut scratch = vec![0u64; scratch_len::<f64>(N, 16)];
+    let mut scratch = vec![0u64; min_scratch_len::<f64>(N, 16)];
     topk(
-        View::contiguous(&x, [N, LANES]).unwrap(),
-        0,
-        16,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut v, [16, LANES]).unwrap(),
-        ViewMut::contiguous(&mut i, [16, LANES]).unwrap(),
+        Request {
+            input: View::contiguous(&x, [N, LANES]).unwrap(),
+            axis: 0,
+            k: 16,
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut v, [16, LANES]).unwrap(),
+            indices: ViewMut::contiguous(&mut i, [16, LANES]).unwrap(),
+        },
         &mut scratch,
     )
     .unwrap();
@@ -143,14 +146,14 @@ fn f64_side_pools() -> u64 {
     let raw = data(N * LANES);
     let x: Vec<f64> = raw.iter().map(|&b| f64::from_bits(b)).collect();
     let (mut v, mut i) = (vec![0.0f64; K * LANES], vec![0u64; K * LANES]);
-    let mut plan = TopK::new(
-        View::contiguous(&x, [N, LANES]).unwrap(),
-        0,
-        K,
-        Direction::Increasing,
-        ViewMut::contiguous(&mut v, [K, LANES]).unwrap(),
-        ViewMut::contiguous(&mut i, [K, LANES]).unwrap(),
-    )
+    let mut plan = TopK::new(Request {
+        input: View::contiguous(&x, [N, LANES]).unwrap(),
+        axis: 0,
+        k: K,
+        direction: Direction::Increasing,
+        values: ViewMut::contiguous(&mut v, [K, LANES]).unwrap(),
+        indices: ViewMut::contiguous(&mut i, [K, LANES]).unwrap(),
+    })
     .unwrap();
     plan.run(&mut vec![0u64; plan.scratch_len()]).unwrap();
     i.iter().sum::<u64>()
@@ -163,14 +166,16 @@ fn f64_tiny_rows() -> u64 {
     let raw = data(32 * ROWS);
     let x: Vec<f64> = raw.iter().map(|&b| f64::from_bits(b)).collect();
     let (mut v, mut i) = (vec![0.0f64; 16 * ROWS], vec![0u64; 16 * ROWS]);
-    let mut scratch = vec![0u64; scratch_len::<f64>(32, 16)];
+    let mut scratch = vec![0u64; min_scratch_len::<f64>(32, 16)];
     topk(
-        View::contiguous(&x, [ROWS, 32]).unwrap(),
-        1,
-        16,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut v, [ROWS, 16]).unwrap(),
-        ViewMut::contiguous(&mut i, [ROWS, 16]).unwrap(),
+        Request {
+            input: View::contiguous(&x, [ROWS, 32]).unwrap(),
+            axis: 1,
+            k: 16,
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut v, [ROWS, 16]).unwrap(),
+            indices: ViewMut::contiguous(&mut i, [ROWS, 16]).unwrap(),
+        },
         &mut scratch,
     )
     .unwrap();
@@ -183,27 +188,29 @@ fn bf16_full_sort_and_naive() -> u64 {
     let raw = data(N);
     let h: Vec<bf16> = raw[..N].iter().map(|&b| bf16::from_bits(b as u16)).collect();
     let (mut v, mut i) = (vec![bf16::ZERO; N], vec![0u32; N]);
-    let mut scratch = vec![0u64; scratch_len::<bf16>(N, N)];
+    let mut scratch = vec![0u64; min_scratch_len::<bf16>(N, N)];
     topk(
-        View::contiguous(&h, [N]).unwrap(),
-        0,
-        N,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut v, [N]).unwrap(),
-        ViewMut::contiguous(&mut i, [N]).unwrap(),
+        Request {
+            input: View::contiguous(&h, [N]).unwrap(),
+            axis: 0,
+            k: N,
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut v, [N]).unwrap(),
+            indices: ViewMut::contiguous(&mut i, [N]).unwrap(),
+        },
         &mut scratch,
     )
     .unwrap();
     let sum = i.iter().map(|&p| p as u64).sum::<u64>();
     let (mut v, mut i) = (vec![bf16::ZERO; 8], vec![0u32; 8]);
-    naive::topk(
-        View::contiguous(&h, [N]).unwrap(),
-        0,
-        8,
-        Direction::Increasing,
-        ViewMut::contiguous(&mut v, [8]).unwrap(),
-        ViewMut::contiguous(&mut i, [8]).unwrap(),
-    )
+    naive::topk(Request {
+        input: View::contiguous(&h, [N]).unwrap(),
+        axis: 0,
+        k: 8,
+        direction: Direction::Increasing,
+        values: ViewMut::contiguous(&mut v, [8]).unwrap(),
+        indices: ViewMut::contiguous(&mut i, [8]).unwrap(),
+    })
     .unwrap();
     sum + i.iter().map(|&p| p as u64).sum::<u64>()
 }
@@ -218,14 +225,16 @@ fn f32_network_paths() -> u64 {
     for (shape, k) in [([1, N], N), ([8 * N / 256, 256], 8), ([1, 8 * N], 50)] {
         let n = shape[0] * shape[1];
         let (mut v, mut i) = (vec![0.0f32; shape[0] * k], vec![0u32; shape[0] * k]);
-        let mut scratch = vec![0u64; scratch_len::<f32>(shape[1], k)];
+        let mut scratch = vec![0u64; min_scratch_len::<f32>(shape[1], k)];
         topk(
-            View::contiguous(&x[..n], shape).unwrap(),
-            1,
-            k,
-            Direction::Decreasing,
-            ViewMut::contiguous(&mut v, [shape[0], k]).unwrap(),
-            ViewMut::contiguous(&mut i, [shape[0], k]).unwrap(),
+            Request {
+                input: View::contiguous(&x[..n], shape).unwrap(),
+                axis: 1,
+                k,
+                direction: Direction::Decreasing,
+                values: ViewMut::contiguous(&mut v, [shape[0], k]).unwrap(),
+                indices: ViewMut::contiguous(&mut i, [shape[0], k]).unwrap(),
+            },
             &mut scratch,
         )
         .unwrap();
@@ -242,14 +251,14 @@ fn f64_whole_rows_on_stack() -> u64 {
     let raw = data(256 * ROWS);
     let x: Vec<f64> = raw.iter().map(|&b| f64::from_bits(b)).collect();
     let (mut v, mut i) = (vec![0.0f64; KEPT * ROWS], vec![0u64; KEPT * ROWS]);
-    topk_on_stack::<K, _, _, 2>(
-        View::contiguous(&x, [ROWS, 256]).unwrap(),
-        1,
-        KEPT,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut v, [ROWS, KEPT]).unwrap(),
-        ViewMut::contiguous(&mut i, [ROWS, KEPT]).unwrap(),
-    )
+    topk_on_stack::<K, _, _, 2>(Request {
+        input: View::contiguous(&x, [ROWS, 256]).unwrap(),
+        axis: 1,
+        k: KEPT,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut v, [ROWS, KEPT]).unwrap(),
+        indices: ViewMut::contiguous(&mut i, [ROWS, KEPT]).unwrap(),
+    })
     .unwrap();
     i.iter().sum::<u64>()
 }
@@ -262,14 +271,14 @@ fn f64_collected_rows_on_stack() -> u64 {
     let raw = data(LEN * ROWS);
     let x: Vec<f64> = raw.iter().map(|&b| f64::from_bits(b)).collect();
     let (mut v, mut i) = (vec![0.0f64; K * ROWS], vec![0u64; K * ROWS]);
-    topk_on_stack::<K, _, _, 2>(
-        View::contiguous(&x, [ROWS, LEN]).unwrap(),
-        1,
-        K,
-        Direction::Increasing,
-        ViewMut::contiguous(&mut v, [ROWS, K]).unwrap(),
-        ViewMut::contiguous(&mut i, [ROWS, K]).unwrap(),
-    )
+    topk_on_stack::<K, _, _, 2>(Request {
+        input: View::contiguous(&x, [ROWS, LEN]).unwrap(),
+        axis: 1,
+        k: K,
+        direction: Direction::Increasing,
+        values: ViewMut::contiguous(&mut v, [ROWS, K]).unwrap(),
+        indices: ViewMut::contiguous(&mut i, [ROWS, K]).unwrap(),
+    })
     .unwrap();
     i.iter().sum::<u64>()
 }
@@ -284,14 +293,14 @@ fn bf16_bisected_rows_on_stack() -> u64 {
     const K: usize = 128;
     let x: Vec<bf16> = data(LEN * ROWS).iter().map(|&b| bf16::from_bits(b as u16)).collect();
     let (mut v, mut i) = (vec![bf16::ZERO; K * ROWS], vec![0u32; K * ROWS]);
-    topk_on_stack::<K, _, _, 2>(
-        View::contiguous(&x, [ROWS, LEN]).unwrap(),
-        1,
-        K,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut v, [ROWS, K]).unwrap(),
-        ViewMut::contiguous(&mut i, [ROWS, K]).unwrap(),
-    )
+    topk_on_stack::<K, _, _, 2>(Request {
+        input: View::contiguous(&x, [ROWS, LEN]).unwrap(),
+        axis: 1,
+        k: K,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut v, [ROWS, K]).unwrap(),
+        indices: ViewMut::contiguous(&mut i, [ROWS, K]).unwrap(),
+    })
     .unwrap();
     i.iter().map(|&i| u64::from(i)).sum::<u64>()
 }
@@ -302,12 +311,14 @@ fn small_call() -> u64 {
     let (mut v, mut i) = ([0u8; 1], [0u32; 1]);
     let mut scratch = [0u64; 2];
     topk(
-        View::contiguous(&x, [8]).unwrap(),
-        0,
-        1,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut v, [1]).unwrap(),
-        ViewMut::contiguous(&mut i, [1]).unwrap(),
+        Request {
+            input: View::contiguous(&x, [8]).unwrap(),
+            axis: 0,
+            k: 1,
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut v, [1]).unwrap(),
+            indices: ViewMut::contiguous(&mut i, [1]).unwrap(),
+        },
         &mut scratch,
     )
     .unwrap();

@@ -77,8 +77,8 @@ use core::ops::Range;
 use core::ptr;
 
 use topk_kernels::{
-    DataType, Direction, Element, Error, Index, IndexType, Layout, MAX_RANK, TopK, View, ViewMut, padded_axis,
-    with_data_type, with_index_type,
+    DataType, Direction, Element, Error, Index, IndexType, MAX_RANK, TopK, View, ViewMut, with_data_type,
+    with_index_type,
 };
 
 /// Without `std`, a panic (which the entry points never cause, see the crate docs) parks the core.
@@ -644,15 +644,15 @@ unsafe fn run<T: Element, I: Index>(request: &Request) -> Result<(), i32> {
         ViewMut::padded(values_data, values.shape.sizes(), values.shape.strides(), 0).map_err(status_of)?;
     let indices_view =
         ViewMut::padded(indices_data, indices.shape.sizes(), indices.shape.strides(), 0).map_err(status_of)?;
-    let axis = padded_axis(request.axis, input.shape.rank);
-    let mut plan = TopK::new(
-        input_view,
-        axis,
-        request.k,
-        request.direction,
-        values_view,
-        indices_view,
-    )
+    let mut plan = TopK::new(topk_kernels::Request {
+        input: input_view,
+        // At most 7: `Request::new` checked it against the rank.
+        axis: request.axis as isize,
+        k: request.k,
+        direction: request.direction,
+        values: values_view,
+        indices: indices_view,
+    })
     .map_err(status_of)?;
     // The fastest path's scratch where the caller gave it (what `topk1_scratch_bytes` reports), else
     // the least, which is checked.
@@ -770,21 +770,8 @@ unsafe fn scratch_bytes(input: *const TensorDesc, axis: u32, k: u32) -> Result<u
     if k > len {
         return Err(TOPK_STATUS_K);
     }
-    // Only the strides matter here: a layout that overflows is refused by `topk1` itself, and asks the
-    // least until then.
-    let layout = Layout::padded(
-        topk_kernels::Tensor::Input,
-        shape.sizes(),
-        shape.strides(),
-        0,
-        usize::MAX,
-    )
-    .ok();
-    let axis = padded_axis(axis as usize, shape.rank);
-    let words = with_data_type!(data_type, T => match layout {
-        Some(layout) => topk_kernels::scratch_len_for::<T, MAX_RANK>(&layout, axis, k),
-        None => topk_kernels::scratch_len::<T>(len, k),
-    });
+    // Only the sizes and strides matter here; a layout that overflows is refused by `topk1` itself.
+    let words = topk_kernels::untyped::scratch_len(data_type, shape.sizes(), shape.strides(), axis as isize, k);
     words.checked_mul(size_of::<u64>()).ok_or(TOPK_STATUS_OVERFLOW)
 }
 

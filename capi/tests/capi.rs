@@ -4,10 +4,7 @@
 use std::ffi::{CStr, c_void};
 use std::ptr;
 
-use topk_kernels::{
-    Direction, Element, Layout, MAX_RANK, Tensor, View, ViewMut, bf16, f16, naive, padded_axis, scratch_len,
-    scratch_len_for,
-};
+use topk_kernels::{Direction, Element, Request, View, ViewMut, bf16, f16, min_scratch_len, naive};
 use topk_kernels_capi::*;
 
 /// The element types as the tests need them: their C code and their bits, for bitwise comparison.
@@ -115,7 +112,7 @@ fn example<I: Sample + Default>(
     assert_eq!(status, TOPK_STATUS_OK);
     assert_eq!(
         bytes,
-        scratch_len::<f32>(in_sizes[axis as usize] as usize, k as usize) * 8
+        min_scratch_len::<f32>(in_sizes[axis as usize] as usize, k as usize) * 8
     );
     let mut scratch = vec![0u64; bytes / 8];
     // SAFETY: every descriptor points to live, disjoint buffers of the sizes given.
@@ -272,30 +269,30 @@ fn differential<T: Sample, I: Sample + topk_kernels::Index>(rng: &mut Rng) {
 
     let to_isize = |s: &Option<Vec<u32>>| s.as_ref().map(|s| s.iter().map(|&t| t as isize).collect::<Vec<_>>());
     let usizes = |s: &[u32]| s.iter().map(|&t| t as usize).collect::<Vec<_>>();
-    let reference = naive::topk(
-        View::padded(&input, &usizes(&sizes), to_isize(&in_strides).as_deref(), in_offset).expect(&context),
-        padded_axis(axis, rank),
+    let reference = naive::topk(Request {
+        input: View::padded(&input, &usizes(&sizes), to_isize(&in_strides).as_deref(), in_offset).expect(&context),
+        axis: (axis) as isize,
         k,
-        if direction == 0 {
+        direction: if direction == 0 {
             Direction::Increasing
         } else {
             Direction::Decreasing
         },
-        ViewMut::padded(
+        values: ViewMut::padded(
             &mut want_values,
             &usizes(&out_sizes),
             to_isize(&value_strides).as_deref(),
             value_offset,
         )
         .expect(&context),
-        ViewMut::padded(
+        indices: ViewMut::padded(
             &mut want_indices,
             &usizes(&out_sizes),
             to_isize(&index_strides).as_deref(),
             index_offset,
         )
         .expect(&context),
-    );
+    });
     assert_eq!(reference, Ok(()), "{context}");
 
     let sub = |len: usize, offset: usize, size: usize| (len - offset) * size;
@@ -325,14 +322,9 @@ fn differential<T: Sample, I: Sample + topk_kernels::Index>(rng: &mut Rng) {
     let status = unsafe { topk1_scratch_bytes(&input_desc, axis as u32, k as u32, &mut bytes) };
     assert_eq!(status, TOPK_STATUS_OK, "{context}");
     // The crate's fastest-path scratch for the input's layout (0 for an empty tensor).
-    let layout = Layout::padded(
-        Tensor::Input,
-        &usizes(&sizes),
-        to_isize(&in_strides).as_deref(),
-        0,
-        usize::MAX,
-    );
-    let fastest = scratch_len_for::<T, MAX_RANK>(&layout.expect(&context), padded_axis(axis, sizes.len()), k);
+    let strides = to_isize(&in_strides);
+    let fastest =
+        topk_kernels::untyped::scratch_len(T::DATA_TYPE, &usizes(&sizes), strides.as_deref(), axis as isize, k);
     assert_eq!(bytes, fastest * 8, "{context}");
     // Dirty scratch: topk1 must not depend on its contents.
     let mut scratch: Vec<u64> = (0..bytes / 8).map(|_| rng.next()).collect();
@@ -376,7 +368,7 @@ fn non_last_axis_takes_either_scratch() {
     // SAFETY: the descriptor and its sizes are live locals.
     let status = unsafe { topk1_scratch_bytes(&input_desc, 0, K as u32, &mut bytes) };
     assert_eq!(status, TOPK_STATUS_OK);
-    let least = scratch_len::<f32>(N, K) * 8;
+    let least = min_scratch_len::<f32>(N, K) * 8;
     let mut answers = Vec::new();
     for given in [bytes, least, least - 8] {
         let (mut values, mut indices) = (vec![0f32; K * COUNT], vec![0u32; K * COUNT]);
@@ -412,14 +404,14 @@ fn non_last_axis_takes_either_scratch() {
         answers.push((status, bits_of(&values), indices));
     }
     let (mut want_values, mut want_indices) = (vec![0f32; K * COUNT], vec![0u32; K * COUNT]);
-    naive::topk(
-        View::contiguous(&input, [N, COUNT]).unwrap(),
-        0,
-        K,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut want_values, [K, COUNT]).unwrap(),
-        ViewMut::contiguous(&mut want_indices, [K, COUNT]).unwrap(),
-    )
+    naive::topk(Request {
+        input: View::contiguous(&input, [N, COUNT]).unwrap(),
+        axis: 0,
+        k: K,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut want_values, [K, COUNT]).unwrap(),
+        indices: ViewMut::contiguous(&mut want_indices, [K, COUNT]).unwrap(),
+    })
     .unwrap();
     let want = (TOPK_STATUS_OK, bits_of(&want_values), want_indices);
     assert_eq!(answers[0], want);
@@ -720,7 +712,7 @@ fn scratch_bytes() {
         for (n, k) in [(1000u32, 10u32), (5, 5), (7, 0), (0, 0)] {
             assert_eq!(
                 bytes_for(T::CODE, &[3, n], 1, k),
-                (TOPK_STATUS_OK, scratch_len::<T>(n as usize, k as usize) * 8),
+                (TOPK_STATUS_OK, min_scratch_len::<T>(n as usize, k as usize) * 8),
                 "{} n {n} k {k}",
                 T::NAME
             );

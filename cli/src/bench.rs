@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use topk_kernels::{
-    Backend, DataType, Direction, Error, IndexType, TopK, View, ViewMut, naive, padded_axis, with_data_type,
+    Backend, DataType, Direction, Error, IndexType, Request, TopK, View, ViewMut, naive, with_data_type,
     with_index_type,
 };
 
@@ -135,7 +135,7 @@ fn measure_typed<T: Sample, I: IndexSample>(
     let mut values = filled(count, T::default())?;
     let mut indices = filled(count, I::default())?;
     let input = View::padded(&data, shape, None, 0).map_err(library)?;
-    let padded = padded_axis(axis, shape.len());
+    let padded = axis;
     let sequences: usize = shape
         .iter()
         .enumerate()
@@ -155,14 +155,14 @@ fn measure_typed<T: Sample, I: IndexSample>(
     // The engine `Auto` picks for this shape (`TopK::resolve`); the threaded runs' rows pick it alike.
     let mut backend = case.backend.resolve();
     let (median_s, floor_s) = if case.threads == 1 {
-        let mut plan = TopK::new(
+        let mut plan = TopK::new(Request {
             input,
-            padded,
+            axis: padded as isize,
             k,
-            case.direction,
-            ViewMut::padded(&mut values, &out_shape, None, 0).map_err(library)?,
-            ViewMut::padded(&mut indices, &out_shape, None, 0).map_err(library)?,
-        )
+            direction: case.direction,
+            values: ViewMut::padded(&mut values, &out_shape, None, 0).map_err(library)?,
+            indices: ViewMut::padded(&mut indices, &out_shape, None, 0).map_err(library)?,
+        })
         .map_err(library)?;
         backend = plan.resolve(case.backend);
         let mut scratch = filled(plan.scratch_len(), 0u64)?;
@@ -192,14 +192,14 @@ fn measure_typed<T: Sample, I: IndexSample>(
         progress.stage("checking", 1);
         let mut expected_values = filled(count, T::default())?;
         let mut expected_indices = filled(count, I::default())?;
-        naive::topk(
+        naive::topk(Request {
             input,
-            padded,
+            axis: padded as isize,
             k,
-            case.direction,
-            ViewMut::padded(&mut expected_values, &out_shape, None, 0).map_err(library)?,
-            ViewMut::padded(&mut expected_indices, &out_shape, None, 0).map_err(library)?,
-        )
+            direction: case.direction,
+            values: ViewMut::padded(&mut expected_values, &out_shape, None, 0).map_err(library)?,
+            indices: ViewMut::padded(&mut expected_indices, &out_shape, None, 0).map_err(library)?,
+        })
         .map_err(library)?;
         let differs = |i: usize| indices[i] != expected_indices[i] || values[i].bits() != expected_values[i].bits();
         if let Some(at) = (0..count).find(|&i| differs(i)) {
@@ -250,14 +250,14 @@ fn threaded<T: Sample, I: IndexSample>(
     let mut timed = || {
         let mut once = || {
             let mut run = || {
-                topk_kernels::parallel::topk(
+                topk_kernels::parallel::topk(Request {
                     input,
-                    axis,
-                    case.k,
-                    case.direction,
-                    ViewMut::padded(&mut *values, out_shape, None, 0)?,
-                    ViewMut::padded(&mut *indices, out_shape, None, 0)?,
-                )
+                    axis: axis as isize,
+                    k: case.k,
+                    direction: case.direction,
+                    values: ViewMut::padded(&mut *values, out_shape, None, 0)?,
+                    indices: ViewMut::padded(&mut *indices, out_shape, None, 0)?,
+                })
             };
             run().map_err(|e| e.to_string())
         };

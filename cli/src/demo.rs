@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use topk_kernels::{Backend, DataType, Direction, Error, IndexType, topk};
+use topk_kernels::{Backend, DataType, Direction, Error, IndexType, Request, topk};
 
 use crate::bench::{self, Case, Data};
 use crate::progress::Progress;
@@ -55,14 +55,16 @@ fn example(
     out_sizes[axis] = k;
     let count = out_sizes.iter().product();
     let (mut values, mut indices) = (vec![0f32; count], vec![0u32; count]);
-    let mut scratch = vec![0; topk_kernels::scratch_len::<f32>(SIZES[axis], k)];
+    let mut scratch = vec![0; topk_kernels::min_scratch_len::<f32>(SIZES[axis], k)];
     topk(
-        topk_kernels::View::contiguous(input, SIZES)?,
-        axis,
-        k,
-        direction,
-        topk_kernels::ViewMut::contiguous(&mut values, out_sizes)?,
-        topk_kernels::ViewMut::contiguous(&mut indices, out_sizes)?,
+        Request {
+            input: topk_kernels::View::contiguous(input, SIZES)?,
+            axis: axis as isize,
+            k,
+            direction,
+            values: topk_kernels::ViewMut::contiguous(&mut values, out_sizes)?,
+            indices: topk_kernels::ViewMut::contiguous(&mut indices, out_sizes)?,
+        },
         &mut scratch,
     )?;
     let direction = match direction {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use topk_kernels::{Backend, Direction, Error, IndexType, TopK, View, ViewMut, padded_axis, with_index_type};
+use topk_kernels::{Backend, Direction, Error, IndexType, TopK, View, ViewMut, with_index_type};
 
 use crate::files::{self, Outputs};
 use crate::npy::{self, Npy, NpyElement, checked_elements};
@@ -91,7 +91,6 @@ where
     let library = |e: Error| e.to_string();
     let data: Vec<T> = npy.elements()?;
     let shape = &npy.shape;
-    let rank = shape.len();
     // Fortran order is a view with column-major strides over the same data: no transposing copy.
     let strides = npy.fortran.then(|| column_major(shape));
     let input = View::padded(&data, shape, strides.as_deref(), 0).map_err(library)?;
@@ -105,14 +104,14 @@ where
     let count = checked_elements(&out_shape, size_of::<T>().max(size_of::<I>())).ok_or("the output is too large")?;
     let mut values = filled(count, T::default())?;
     let mut indices = filled(count, I::default())?;
-    let mut plan = TopK::new(
+    let mut plan = TopK::new(topk_kernels::Request {
         input,
-        padded_axis(axis, rank),
+        axis: axis as isize,
         k,
-        request.direction,
-        ViewMut::padded(&mut values, &out_shape, None, 0).map_err(library)?,
-        ViewMut::padded(&mut indices, &out_shape, None, 0).map_err(library)?,
-    )
+        direction: request.direction,
+        values: ViewMut::padded(&mut values, &out_shape, None, 0).map_err(library)?,
+        indices: ViewMut::padded(&mut indices, &out_shape, None, 0).map_err(library)?,
+    })
     .map_err(library)?;
     let backend = plan.resolve(request.backend);
     let mut scratch = filled(plan.scratch_len(), 0u64)?;

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use npyz::{AutoSerialize, Deserialize, WriteOptions, WriterBuilder};
-use topk_kernels::{Direction, Element, Index, View, ViewMut, f16, naive, padded_axis};
+use topk_kernels::{Direction, Element, Index, Request, View, ViewMut, f16, naive};
 
 /// The `topk` binary cargo built for this test (`$TOPK_CLI` if set, to test another build).
 fn topk() -> PathBuf {
@@ -119,14 +119,14 @@ where
     out_shape[positive] = k;
     let count: usize = out_shape.iter().product();
     let (mut values, mut indices) = (vec![T::default(); count], vec![I::default(); count]);
-    naive::topk(
-        View::padded(data, shape, None, 0).unwrap(),
-        padded_axis(positive, rank),
+    naive::topk(Request {
+        input: View::padded(data, shape, None, 0).unwrap(),
+        axis: (positive) as isize,
         k,
         direction,
-        ViewMut::padded(&mut values, &out_shape, None, 0).unwrap(),
-        ViewMut::padded(&mut indices, &out_shape, None, 0).unwrap(),
-    )
+        values: ViewMut::padded(&mut values, &out_shape, None, 0).unwrap(),
+        indices: ViewMut::padded(&mut indices, &out_shape, None, 0).unwrap(),
+    })
     .unwrap();
 
     let stored = if fortran {

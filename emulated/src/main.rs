@@ -25,7 +25,7 @@ use alloc::vec;
 use cases::{Bits, Check};
 #[cfg(not(feature = "reference"))]
 use topk_kernels::{Backend, TopK};
-use topk_kernels::{Direction, View, ViewMut};
+use topk_kernels::{Direction, Request, View, ViewMut};
 
 // The entry point: the stack aligned as the System V ABI wants it at a call, then `main`. Linux starts a
 // process with `rsp` 16-byte aligned, not as after a call; `run.py` does the same.
@@ -142,11 +142,19 @@ impl Check for Digests {
         let (mut values, mut indices) = (vec![T::from_raw(0); rows * k], vec![u64::MAX; rows * k]);
         let values_out = ViewMut::contiguous(&mut values, out).expect("a contiguous output");
         let indices_out = ViewMut::contiguous(&mut indices, out).expect("a contiguous output");
+        let request = Request {
+            input,
+            axis: axis as isize,
+            k,
+            direction,
+            values: values_out,
+            indices: indices_out,
+        };
         #[cfg(feature = "reference")]
-        topk_kernels::naive::topk(input, axis, k, direction, values_out, indices_out).expect("the reference runs");
+        topk_kernels::naive::topk(request).expect("the reference runs");
         #[cfg(not(feature = "reference"))]
         {
-            let mut plan = TopK::new(input, axis, k, direction, values_out, indices_out).expect("a valid request");
+            let mut plan = TopK::new(request).expect("a valid request");
             let mut scratch = vec![0u64; plan.scratch_len()];
             let all = 0..plan.sequences();
             if let Err(error) = plan.run_sequences(all, Backend::Avx512, &mut scratch) {

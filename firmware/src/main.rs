@@ -16,7 +16,7 @@
 use core::hint::black_box;
 use core::panic::PanicInfo;
 
-use topk_kernels::{Direction, Error, View, ViewMut, topk_on_stack};
+use topk_kernels::{Direction, Error, Request, View, ViewMut, topk_on_stack};
 
 /// The reset handler, in the slot after the initial stack pointer (which `link.x` writes).
 #[unsafe(link_section = ".vector_table.reset")]
@@ -123,14 +123,14 @@ fn example() -> Result<bool, Error> {
         1.0,
     ]);
     let (mut values, mut indices) = ([0.0f32; 4], [0u32; 4]);
-    topk_on_stack::<4, _, _, 1>(
-        View::contiguous(&logits, [16])?,
-        0,
-        4,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut values, [4])?,
-        ViewMut::contiguous(&mut indices, [4])?,
-    )?;
+    topk_on_stack::<4, _, _, 1>(Request {
+        input: View::contiguous(&logits, [16])?,
+        axis: 0,
+        k: 4,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut values, [4])?,
+        indices: ViewMut::contiguous(&mut indices, [4])?,
+    })?;
     let f32_ok = black_box(values) == [7.5, 7.5, 6.0, 4.0] && black_box(indices) == [4, 13, 10, 14];
 
     let pixels: [u8; 32] = black_box([
@@ -140,14 +140,14 @@ fn example() -> Result<bool, Error> {
         0, 255, 0, 255, 0, 255, 0, 255,
     ]);
     let (mut smallest, mut positions) = ([0u8; 12], [0u32; 12]);
-    topk_on_stack::<3, _, _, 2>(
-        View::contiguous(&pixels, [4, 8])?,
-        1,
-        3,
-        Direction::Increasing,
-        ViewMut::contiguous(&mut smallest, [4, 3])?,
-        ViewMut::contiguous(&mut positions, [4, 3])?,
-    )?;
+    topk_on_stack::<3, _, _, 2>(Request {
+        input: View::contiguous(&pixels, [4, 8])?,
+        axis: 1,
+        k: 3,
+        direction: Direction::Increasing,
+        values: ViewMut::contiguous(&mut smallest, [4, 3])?,
+        indices: ViewMut::contiguous(&mut positions, [4, 3])?,
+    })?;
     let u8_ok = black_box(smallest) == [0, 3, 3, 1, 1, 1, 1, 3, 6, 0, 0, 0]
         && black_box(positions) == [4, 1, 3, 0, 1, 2, 7, 6, 5, 0, 2, 4];
     Ok(f32_ok && u8_ok && long_row_ok()?)
@@ -168,14 +168,14 @@ fn long_row_ok() -> Result<bool, Error> {
         *x = (state >> 20) as f32 - 2048.0;
     }
     let (mut values, mut indices) = ([0.0f32; K], [0u32; K]);
-    topk_on_stack::<K, _, _, 1>(
-        View::contiguous(&row, [N])?,
-        0,
-        K,
-        Direction::Decreasing,
-        ViewMut::contiguous(&mut values, [K])?,
-        ViewMut::contiguous(&mut indices, [K])?,
-    )?;
+    topk_on_stack::<K, _, _, 1>(Request {
+        input: View::contiguous(&row, [N])?,
+        axis: 0,
+        k: K,
+        direction: Direction::Decreasing,
+        values: ViewMut::contiguous(&mut values, [K])?,
+        indices: ViewMut::contiguous(&mut indices, [K])?,
+    })?;
     let (values, indices) = (black_box(values), black_box(indices));
     let at = |rank: usize| (values[rank], indices[rank] as usize);
     let in_place = (0..K).all(|rank| row.get(at(rank).1) == Some(&at(rank).0));

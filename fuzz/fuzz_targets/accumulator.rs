@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use topk_fuzz::{
     DataType, IndexType, Pod, arbitrary_data_type, arbitrary_index_type, assert_same, dispatch, elements, wild_stride,
 };
-use topk_kernels::{Accumulator, Direction, Element, Error, Index, Slot, View, ViewMut, naive};
+use topk_kernels::{Accumulator, Direction, Element, Error, Index, Request, Slot, View, ViewMut, naive};
 
 #[derive(Arbitrary, Debug)]
 struct Piece {
@@ -84,14 +84,14 @@ fn check<T: Element + Pod, I: Index + Pod>(case: &Case) {
 
     // The reference: one call on the whole sequence.
     let (mut v0, mut i0) = (vec![T::sentinel(); k], vec![I::sentinel(); k]);
-    naive::topk(
-        View::contiguous(&x, [n]).unwrap(),
-        0,
+    naive::topk(Request {
+        input: View::contiguous(&x, [n]).unwrap(),
+        axis: 0,
         k,
         direction,
-        ViewMut::contiguous(&mut v0, [k]).unwrap(),
-        ViewMut::contiguous(&mut i0, [k]).unwrap(),
-    )
+        values: ViewMut::contiguous(&mut v0, [k]).unwrap(),
+        indices: ViewMut::contiguous(&mut i0, [k]).unwrap(),
+    })
     .expect("k <= n");
 
     // Pieces covering 0..n exactly once.

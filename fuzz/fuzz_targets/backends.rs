@@ -96,7 +96,14 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, case: &Case) {
     let fresh = || (vec![T::sentinel(); tv.len], vec![I::sentinel(); tx.len]);
     let (mut v0, mut x0) = fresh();
     with_views(c, &input, &mut v0, &mut x0, |i, axis, v, x| {
-        naive::topk(i, axis, c.k, c.direction, v, x)
+        naive::topk(topk_kernels::Request {
+            input: i,
+            axis,
+            k: c.k,
+            direction: c.direction,
+            values: v,
+            indices: x,
+        })
     })
     .expect("a valid request");
     check_outputs(c, &input, &v0, &x0);
@@ -104,7 +111,14 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, case: &Case) {
     for backend in Backend::ALL {
         let (mut v, mut x) = fresh();
         let result = with_views(c, &input, &mut v, &mut x, |i, axis, vv, xx| {
-            let mut plan = TopK::new(i, axis, c.k, c.direction, vv, xx)?;
+            let mut plan = TopK::new(topk_kernels::Request {
+                input: i,
+                axis,
+                k: c.k,
+                direction: c.direction,
+                values: vv,
+                indices: xx,
+            })?;
             let mut scratch = vec![case.garbage; plan.scratch_len()];
             let total = plan.sequences();
             if let Some(mid) = case.split {

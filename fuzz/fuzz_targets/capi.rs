@@ -10,7 +10,7 @@ use core::ffi::c_void;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use topk_fuzz::{Concrete, ConcreteTensor, DataType, IndexType, NAIVE_BUDGET, Pod, dispatch, with_views};
-use topk_kernels::{Direction, Element, Index, naive, scratch_len, topk};
+use topk_kernels::{Direction, Element, Index, min_scratch_len, naive, topk};
 use topk_kernels_capi::{
     TOPK_STATUS_INTERNAL, TOPK_STATUS_OK, TensorDesc, topk_status_message, topk1, topk1_scratch_bytes,
 };
@@ -363,14 +363,31 @@ fn compare<T: Element + Pod, I: Index + Pod>(c: &Concrete, before: &[u8], after:
     let mut indices: Vec<I> = read(&before[xs..xs + xb], xb / I::SIZE);
     if c.naive_work() <= NAIVE_BUDGET {
         with_views(c, &input, &mut values, &mut indices, |i, axis, v, x| {
-            naive::topk(i, axis, c.k, c.direction, v, x)
+            naive::topk(topk_kernels::Request {
+                input: i,
+                axis,
+                k: c.k,
+                direction: c.direction,
+                values: v,
+                indices: x,
+            })
         })
     } else {
         // Too slow a reference: the Rust API's `topk`, which the other targets hold to `naive`.
         let n = c.tensors[0].sizes[c.axis];
-        let mut scratch = vec![0u64; scratch_len::<T>(n, c.k)];
+        let mut scratch = vec![0u64; min_scratch_len::<T>(n, c.k)];
         with_views(c, &input, &mut values, &mut indices, |i, axis, v, x| {
-            topk(i, axis, c.k, c.direction, v, x, &mut scratch)
+            topk(
+                topk_kernels::Request {
+                    input: i,
+                    axis,
+                    k: c.k,
+                    direction: c.direction,
+                    values: v,
+                    indices: x,
+                },
+                &mut scratch,
+            )
         })
     }
     .expect("the Rust API accepts what topk1 accepted");

@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 use topk_fuzz::{
     Concrete, Expect, NAIVE_BUDGET, Pod, Request, assert_same, check_outputs, dispatch, elements, index_max, with_views,
 };
-use topk_kernels::{Element, Error, Index, naive, scratch_len, topk, topk_on_stack};
+use topk_kernels::{Element, Error, Index, min_scratch_len, naive, topk, topk_on_stack};
 
 fuzz_target!(|request: Request| {
     let c = request.concrete();
@@ -30,17 +30,34 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, bytes: &[u8]) {
 
     // `scratch_len` is public and takes any numbers: it must not panic on any of them.
     let n = ti.sizes.get(c.axis).copied().unwrap_or(0);
-    let needed = scratch_len::<T>(n, c.k);
+    let needed = min_scratch_len::<T>(n, c.k);
     let mut scratch = vec![0u64; needed.min(SCRATCH_CAP)];
 
     let (mut v1, mut x1) = fresh();
     let got = with_views(c, &input, &mut v1, &mut x1, |i, axis, v, x| {
-        topk(i, axis, c.k, c.direction, v, x, &mut scratch)
+        topk(
+            topk_kernels::Request {
+                input: i,
+                axis,
+                k: c.k,
+                direction: c.direction,
+                values: v,
+                indices: x,
+            },
+            &mut scratch,
+        )
     });
     let (mut v0, mut x0) = fresh();
     let reference = if c.naive_work() <= NAIVE_BUDGET {
         with_views(c, &input, &mut v0, &mut x0, |i, axis, v, x| {
-            naive::topk(i, axis, c.k, c.direction, v, x)
+            naive::topk(topk_kernels::Request {
+                input: i,
+                axis,
+                k: c.k,
+                direction: c.direction,
+                values: v,
+                indices: x,
+            })
         })
     } else {
         // Too slow a reference: `topk`'s own outputs go through the checks below, `check_outputs` (which
@@ -77,7 +94,14 @@ fn check<T: Element + Pod, I: Index + Pod>(c: &Concrete, bytes: &[u8]) {
     // The stack variant: same answer whenever its 16 · 4 words suffice, untouched outputs otherwise.
     let (mut v2, mut x2) = fresh();
     let on_stack = with_views(c, &input, &mut v2, &mut x2, |i, axis, v, x| {
-        topk_on_stack::<16, T, I, 8>(i, axis, c.k, c.direction, v, x)
+        topk_on_stack::<16, T, I, 8>(topk_kernels::Request {
+            input: i,
+            axis,
+            k: c.k,
+            direction: c.direction,
+            values: v,
+            indices: x,
+        })
     });
     match (on_stack, reference) {
         (Ok(()), Ok(())) => {

@@ -7,7 +7,7 @@
 //! naive reference shares with its fast engines (both sit behind the same `TopK::new`) still shows.
 
 use arbitrary::{Arbitrary, Unstructured};
-use topk_kernels::{Direction, Element, Error, Index, MAX_RANK, View, ViewMut, padded_axis};
+use topk_kernels::{Direction, Element, Error, Index, MAX_RANK, View, ViewMut};
 
 // The targets name the types at run time, and `dispatch!` turns them into Rust types.
 pub use topk_kernels::{DataType, IndexType, bf16, f16, with_data_type, with_index_type};
@@ -611,19 +611,19 @@ pub fn index_max<I: Index>() -> u64 {
 }
 
 /// Runs `f` on views built from `c` over the given buffers, the way a caller of the run-time-rank API
-/// would (`View::padded`, `ViewMut::padded`, `padded_axis`).
+/// would (`View::padded`, `ViewMut::padded`, the caller's axis; `usize::MAX` stays out of range).
 pub fn with_views<T: Element, I: Index, R>(
     c: &Concrete,
     input: &[T],
     values: &mut [T],
     indices: &mut [I],
-    f: impl FnOnce(View<'_, T, MAX_RANK>, usize, ViewMut<'_, T, MAX_RANK>, ViewMut<'_, I, MAX_RANK>) -> Result<R, Error>,
+    f: impl FnOnce(View<'_, T, MAX_RANK>, isize, ViewMut<'_, T, MAX_RANK>, ViewMut<'_, I, MAX_RANK>) -> Result<R, Error>,
 ) -> Result<R, Error> {
     let [ti, tv, tx] = &c.tensors;
     let input = View::padded(input, &ti.sizes, ti.strides.as_deref(), ti.offset)?;
     let values = ViewMut::padded(values, &tv.sizes, tv.strides.as_deref(), tv.offset)?;
     let indices = ViewMut::padded(indices, &tx.sizes, tx.strides.as_deref(), tx.offset)?;
-    f(input, padded_axis(c.axis, c.rank), values, indices)
+    f(input, isize::try_from(c.axis).unwrap_or(isize::MAX), values, indices)
 }
 
 /// Checks a finished run independently of the library: for every sequence, each output value is the

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use bytemuck::Pod;
-use topk_kernels::{Direction, Element, Index, Layout, MAX_RANK, Tensor, View, ViewMut, f16, padded_axis};
+use topk_kernels::{Direction, Element, Index, Layout, MAX_RANK, Operand, View, ViewMut, f16};
 use topk_kernels_gpu::{DataType, Gpu, GpuError, HostViewMut, IndexType, Request, TopKGpu};
 
 // The kernel CLI's .npy reader and writer, its output files (checked against the input and each other,
@@ -180,7 +180,6 @@ impl Job {
         T: Element + Pod + npy::NpyElement,
         I: Index + Pod + npy::NpyElement,
     {
-        let rank = self.shape.len();
         // Checked here so that the message names the axis as given, not its padded rank-8 number.
         let len = self.shape[self.axis];
         if self.k > len {
@@ -212,7 +211,7 @@ impl Job {
             &gpu.device,
             &gpu.queue,
             input,
-            padded_axis(self.axis, rank),
+            self.axis,
             self.k,
             self.direction,
             HostViewMut::padded(&mut values, &out_shape, None, 0).map_err(|e| e.to_string())?,
@@ -295,7 +294,6 @@ struct Bench {
 impl Bench {
     fn run<T: Element + Pod>(&self) -> Result<(), String> {
         let err = |e: GpuError| e.to_string();
-        let rank = self.shape.len();
         let elements: usize = self.shape.iter().product();
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         let bytes: Vec<u8> = (0..elements * size_of::<T>())
@@ -315,10 +313,10 @@ impl Bench {
         let outputs: usize = out_shape.iter().product();
         let gpu = Gpu::new().map_err(err)?;
         let topk = TopKGpu::with_workgroup_size(&gpu.device, self.workgroup).map_err(err)?;
-        let padded = padded_axis(self.axis, rank);
+        let padded = self.axis;
         let input_layout =
-            Layout::padded(Tensor::Input, &self.shape, None, 0, data.len()).map_err(|e| e.to_string())?;
-        let out_layout = Layout::padded(Tensor::Output, &out_shape, None, 0, outputs).map_err(|e| e.to_string())?;
+            Layout::padded(Operand::Input, &self.shape, None, 0, data.len()).map_err(|e| e.to_string())?;
+        let out_layout = Layout::padded(Operand::Output, &out_shape, None, 0, outputs).map_err(|e| e.to_string())?;
         let request = Request::new(
             T::DATA_TYPE,
             IndexType::U32,
@@ -443,22 +441,23 @@ impl Bench {
 
     /// One run through `run_host`, compared with the CPU crate bit for bit.
     fn verify<T: Element + Pod>(&self, gpu: &Gpu, topk: &TopKGpu, data: &[T]) -> Result<(), String> {
-        let rank = self.shape.len();
         let mut out_shape = self.shape.clone();
         out_shape[self.axis] = self.k;
         let outputs: usize = out_shape.iter().product();
-        let padded = padded_axis(self.axis, rank);
+        let padded = self.axis;
         let (mut cv, mut ci) = (vec![T::zeroed(); outputs], vec![0u32; outputs]);
         let (mut gv, mut gi) = (cv.clone(), ci.clone());
         let input = View::padded(data, &self.shape, None, 0).map_err(|e| e.to_string())?;
-        let mut scratch = vec![0u64; topk_kernels::scratch_len::<T>(self.shape[self.axis], self.k)];
+        let mut scratch = vec![0u64; topk_kernels::min_scratch_len::<T>(self.shape[self.axis], self.k)];
         topk_kernels::topk::<T, u32, MAX_RANK>(
-            input,
-            padded,
-            self.k,
-            self.direction,
-            ViewMut::padded(&mut cv, &out_shape, None, 0).map_err(|e| e.to_string())?,
-            ViewMut::padded(&mut ci, &out_shape, None, 0).map_err(|e| e.to_string())?,
+            topk_kernels::Request {
+                input,
+                axis: padded as isize,
+                k: self.k,
+                direction: self.direction,
+                values: ViewMut::padded(&mut cv, &out_shape, None, 0).map_err(|e| e.to_string())?,
+                indices: ViewMut::padded(&mut ci, &out_shape, None, 0).map_err(|e| e.to_string())?,
+            },
             &mut scratch,
         )
         .map_err(|e| e.to_string())?;

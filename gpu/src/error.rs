@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use topk_kernels::{Error, Tensor};
+use topk_kernels::{Error, Operand};
 
 /// Everything that can go wrong on the GPU path. Nothing in this crate panics on a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum GpuError {
     /// A buffer handed to [`TopKGpu::record`](crate::TopKGpu::record) cannot be used as it is.
     Buffer {
         /// The tensor the buffer holds.
-        tensor: Tensor,
+        tensor: Operand,
         /// What is wrong with it.
         problem: &'static str,
     },

@@ -1,6 +1,6 @@
 //! Output views over host slices, for [`TopKGpu::run_host`](crate::TopKGpu::run_host).
 
-use topk_kernels::{Layout, MAX_RANK, Tensor};
+use topk_kernels::{Layout, MAX_RANK, Operand};
 
 use crate::error::GpuError;
 
@@ -16,14 +16,14 @@ pub struct HostViewMut<'a, T, const D: usize> {
 impl<'a, T, const D: usize> HostViewMut<'a, T, D> {
     /// A view with explicit strides (in elements) and offset.
     pub fn new(data: &'a mut [T], sizes: [usize; D], strides: [isize; D], offset: usize) -> Result<Self, GpuError> {
-        let layout = Layout::new(Tensor::Output, sizes, strides, offset, data.len())?;
-        layout.check_unaliased(Tensor::Output)?;
+        let layout = Layout::new(Operand::Output, sizes, strides, offset, data.len())?;
+        layout.check_unaliased(Operand::Output)?;
         Ok(HostViewMut { data, layout })
     }
 
     /// A row-major view of `sizes` at the start of `data`.
     pub fn contiguous(data: &'a mut [T], sizes: [usize; D]) -> Result<Self, GpuError> {
-        let layout = Layout::contiguous(Tensor::Output, sizes, data.len())?;
+        let layout = Layout::contiguous(Operand::Output, sizes, data.len())?;
         Ok(HostViewMut { data, layout })
     }
 
@@ -41,8 +41,8 @@ impl<'a, T> HostViewMut<'a, T, MAX_RANK> {
         strides: Option<&[isize]>,
         offset: usize,
     ) -> Result<Self, GpuError> {
-        let layout = Layout::padded(Tensor::Output, sizes, strides, offset, data.len())?;
-        layout.check_unaliased(Tensor::Output)?;
+        let layout = Layout::padded(Operand::Output, sizes, strides, offset, data.len())?;
+        layout.check_unaliased(Operand::Output)?;
         Ok(HostViewMut { data, layout })
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::mpsc;
 
 use bytemuck::Pod;
-use topk_kernels::{Direction, Element, Index, Tensor, View};
+use topk_kernels::{Direction, Element, Index, Operand, View};
 use wgpu::util::DeviceExt;
 
 use crate::error::GpuError;
@@ -187,17 +187,17 @@ impl TopKGpu {
         if input == values || input == indices || values == indices {
             return Err(GpuError::Buffer {
                 tensor: if input == values || input == indices {
-                    Tensor::Input
+                    Operand::Input
                 } else {
-                    Tensor::Values
+                    Operand::Values
                 },
                 problem: "is also bound as another tensor; the three buffers must be distinct",
             });
         }
         let tensors = [
-            (Tensor::Input, input, &request.input, request.dtype.size() as u32),
-            (Tensor::Values, values, &request.values, request.dtype.size() as u32),
-            (Tensor::Indices, indices, &request.indices, request.index.size() as u32),
+            (Operand::Input, input, &request.input, request.dtype.size() as u32),
+            (Operand::Values, values, &request.values, request.dtype.size() as u32),
+            (Operand::Indices, indices, &request.indices, request.index.size() as u32),
         ];
         for (tensor, buffer, layout, bytes) in tensors {
             if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
@@ -357,7 +357,11 @@ impl TopKGpu {
         }
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let memory = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let result = self.run_host_inner(device, queue, &request, input.data(), values.data, indices.data);
+        let input = input.source().ok_or(GpuError::Buffer {
+            tensor: Operand::Input,
+            problem: "is a view made from raw parts, which has no slice to upload (make it with View::new)",
+        })?;
+        let result = self.run_host_inner(device, queue, &request, input, values.data, indices.data);
         let memory = pollster::block_on(memory.pop());
         let validation = pollster::block_on(validation.pop());
         if let Some(e) = memory.or(validation) {

@@ -2,7 +2,7 @@
 //! it.
 
 use bytemuck::Zeroable;
-use topk_kernels::{DataType, Direction, Error, IndexType, Layout, MAX_RANK, Tensor, check_request};
+use topk_kernels::{DataType, Direction, Error, IndexType, Layout, MAX_RANK, Operand, check_request};
 
 use crate::error::GpuError;
 use crate::shader::{Desc, Job, Kernel, RADIX_CHUNK, TILE};
@@ -28,7 +28,7 @@ impl Strided {
     }
 
     /// Checks that every address lies in a buffer of `elements` elements.
-    pub(crate) fn check_fits(&self, tensor: Tensor, elements: usize) -> Result<(), Error> {
+    pub(crate) fn check_fits(&self, tensor: Operand, elements: usize) -> Result<(), Error> {
         Layout::new(tensor, self.sizes, self.strides, self.offset, elements).map(|_| ())
     }
 }
@@ -62,9 +62,16 @@ impl Request {
         values: &Layout<D>,
         indices: &Layout<D>,
     ) -> Result<Request, GpuError> {
-        check_request(input, axis, k, values, indices, index.max_position())?;
-        values.check_unaliased(Tensor::Values)?;
-        indices.check_unaliased(Tensor::Indices)?;
+        let axis = check_request(
+            input,
+            isize::try_from(axis).unwrap_or(isize::MAX),
+            k,
+            values,
+            indices,
+            index.max_position(),
+        )?;
+        values.check_unaliased(Operand::Values)?;
+        indices.check_unaliased(Operand::Indices)?;
         Ok(Request {
             dtype,
             index,

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::sync::OnceLock;
 
 use bytemuck::Pod;
-use topk_kernels::{Direction, Element, Index, MAX_RANK, View, ViewMut, bf16, f16, padded_axis, scratch_len};
+use topk_kernels::{Direction, Element, Index, MAX_RANK, View, ViewMut, bf16, f16, min_scratch_len};
 use topk_kernels_gpu::{DataType, Gpu, GpuError, HostViewMut, IndexType, Request, TILE, TopKGpu};
 
 fn gpu() -> Option<&'static (Gpu, TopKGpu)> {
@@ -146,7 +146,6 @@ fn check<T: Element + Pod, I: Index + Pod>(
     direction: Direction,
     strided: bool,
 ) {
-    let rank = sizes.len();
     let mut out_sizes = sizes.to_vec();
     out_sizes[axis] = k;
     let contiguous = |sizes: &[usize]| {
@@ -179,15 +178,17 @@ fn check<T: Element + Pod, I: Index + Pod>(
     let (mut cpu_values, mut cpu_indices) = (guard_values.clone(), guard_indices.clone());
     let (mut gpu_values, mut gpu_indices) = (guard_values, guard_indices);
     let view = || View::padded(&input, sizes, Some(&in_strides), in_offset).unwrap();
-    let padded = padded_axis(axis, rank);
-    let mut scratch = vec![0u64; scratch_len::<T>(sizes[axis], k)];
+    let padded = axis;
+    let mut scratch = vec![0u64; min_scratch_len::<T>(sizes[axis], k)];
     topk_kernels::topk::<T, I, MAX_RANK>(
-        view(),
-        padded,
-        k,
-        direction,
-        ViewMut::padded(&mut cpu_values, &out_sizes, Some(&v_strides), v_offset).unwrap(),
-        ViewMut::padded(&mut cpu_indices, &out_sizes, Some(&i_strides), i_offset).unwrap(),
+        topk_kernels::Request {
+            input: view(),
+            axis: padded as isize,
+            k,
+            direction,
+            values: ViewMut::padded(&mut cpu_values, &out_sizes, Some(&v_strides), v_offset).unwrap(),
+            indices: ViewMut::padded(&mut cpu_indices, &out_sizes, Some(&i_strides), i_offset).unwrap(),
+        },
         &mut scratch,
     )
     .unwrap();
@@ -349,14 +350,14 @@ fn adversarial_rows() {
 fn compare<T: Element + Pod>(topk: &TopKGpu, gpu: &Gpu, row: &[T], k: usize, direction: Direction) {
     let (mut cv, mut ci) = (vec![row[0]; k], vec![0u32; k]);
     let (mut gv, mut gi) = (cv.clone(), vec![u32::MAX; k]);
-    topk_kernels::naive::topk(
-        View::contiguous(row, [row.len()]).unwrap(),
-        0,
+    topk_kernels::naive::topk(topk_kernels::Request {
+        input: View::contiguous(row, [row.len()]).unwrap(),
+        axis: 0,
         k,
         direction,
-        ViewMut::contiguous(&mut cv, [k]).unwrap(),
-        ViewMut::contiguous(&mut ci, [k]).unwrap(),
-    )
+        values: ViewMut::contiguous(&mut cv, [k]).unwrap(),
+        indices: ViewMut::contiguous(&mut ci, [k]).unwrap(),
+    })
     .unwrap();
     topk.run_host(
         &gpu.device,
@@ -425,10 +426,10 @@ fn directml_examples() {
 /// Bad requests give the CPU crate's errors, and leave the outputs untouched; needs no GPU.
 #[test]
 fn errors_match_the_cpu_crate() {
-    use topk_kernels::{Layout, Tensor, TopK};
+    use topk_kernels::{Layout, Operand, TopK};
     let x = [1u8; 12];
-    let input = Layout::contiguous(Tensor::Input, [3, 4], 12).unwrap();
-    let out = |sizes| Layout::contiguous(Tensor::Output, sizes, 100).unwrap();
+    let input = Layout::contiguous(Operand::Input, [3, 4], 12).unwrap();
+    let out = |sizes| Layout::contiguous(Operand::Output, sizes, 100).unwrap();
     let cases: [(usize, usize, [usize; 2], [usize; 2]); 5] = [
         (2, 1, [3, 1], [3, 1]),
         (1, 5, [3, 5], [3, 5]),
@@ -448,14 +449,14 @@ fn errors_match_the_cpu_crate() {
             &out(indices),
         );
         let (mut v, mut i) = ([0u8; 100], [0u32; 100]);
-        let cpu = TopK::new(
-            View::contiguous(&x, [3, 4]).unwrap(),
-            axis,
+        let cpu = TopK::new(topk_kernels::Request {
+            input: View::contiguous(&x, [3, 4]).unwrap(),
+            axis: axis as isize,
             k,
-            Direction::Decreasing,
-            ViewMut::contiguous(&mut v, values).unwrap(),
-            ViewMut::contiguous(&mut i, indices).unwrap(),
-        )
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut v, values).unwrap(),
+            indices: ViewMut::contiguous(&mut i, indices).unwrap(),
+        })
         .map(|_| ());
         match (gpu, cpu) {
             (Err(GpuError::Request(g)), Err(c)) => assert_eq!(g, c),
@@ -464,8 +465,8 @@ fn errors_match_the_cpu_crate() {
         }
     }
     // An index type too narrow: the CPU crate's IndexType error.
-    let long = Layout::contiguous(Tensor::Input, [(1usize << 31) + 1], usize::MAX).unwrap();
-    let out = Layout::contiguous(Tensor::Output, [1], 1).unwrap();
+    let long = Layout::contiguous(Operand::Input, [(1usize << 31) + 1], usize::MAX).unwrap();
+    let out = Layout::contiguous(Operand::Output, [1], 1).unwrap();
     let e = Request::new(
         DataType::U8,
         IndexType::I32,
@@ -481,7 +482,7 @@ fn errors_match_the_cpu_crate() {
         "{e:?}"
     );
     // Aliasing output.
-    let aliased = Layout::new(Tensor::Output, [3, 1], [0, 1], 0, 4).unwrap();
+    let aliased = Layout::new(Operand::Output, [3, 1], [0, 1], 0, 4).unwrap();
     let e = Request::new(
         DataType::U8,
         IndexType::U32,
@@ -526,12 +527,12 @@ fn gpu_errors_write_nothing() {
     let request = Request::new(
         DataType::U32,
         IndexType::U32,
-        &topk_kernels::Layout::contiguous(topk_kernels::Tensor::Input, [64], 64).unwrap(),
+        &topk_kernels::Layout::contiguous(topk_kernels::Operand::Input, [64], 64).unwrap(),
         0,
         2,
         Direction::Increasing,
-        &topk_kernels::Layout::contiguous(topk_kernels::Tensor::Output, [2], 2).unwrap(),
-        &topk_kernels::Layout::contiguous(topk_kernels::Tensor::Output, [2], 2).unwrap(),
+        &topk_kernels::Layout::contiguous(topk_kernels::Operand::Output, [2], 2).unwrap(),
+        &topk_kernels::Layout::contiguous(topk_kernels::Operand::Output, [2], 2).unwrap(),
     )
     .unwrap();
     let buffer = |size| {

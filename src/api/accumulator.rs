@@ -21,14 +21,14 @@
 
 use core::cmp::Ordering;
 
-use crate::api::topk::scratch_len;
+use crate::api::topk::min_scratch_len;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::isa::Kernel;
 use crate::dispatch::select::select_in_words;
 use crate::dispatch::strategy;
 use crate::kernels::Isa;
 use crate::types::element::{Direction, Element, Key, Order};
-use crate::types::error::{Error, Tensor};
+use crate::types::error::{Error, Operand};
 use crate::types::index::Index;
 use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
@@ -39,7 +39,7 @@ const STACK_WORDS: usize = 256;
 
 /// Whether [`Accumulator::push`]'s engine has room on the stack for a chunk of `len` with `k`.
 pub(crate) fn engine_fits<T: Element>(len: usize, k: usize) -> bool {
-    scratch_len::<T>(len, k) <= STACK_WORDS
+    min_scratch_len::<T>(len, k) <= STACK_WORDS
 }
 
 /// Elements [`Accumulator::push`] tests at once against the K-th kept key before offering any.
@@ -169,9 +169,9 @@ impl<'s, T: Element> Accumulator<'s, T> {
     /// element.
     pub fn push_at(&mut self, start: u64, chunk: View<'_, T, 1>) -> Result<(), Error> {
         let [len] = chunk.sizes();
-        let end = start
-            .checked_add(len as u64)
-            .ok_or(Error::Overflow { tensor: Tensor::Input })?;
+        let end = start.checked_add(len as u64).ok_or(Error::Overflow {
+            operand: Operand::Input,
+        })?;
         let before = self.len;
         if len < BLOCK {
             // No whole block: nothing to vectorize or select first, and choosing would cost more than
@@ -267,7 +267,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
     fn push_through_engine(&mut self, start: u64, chunk: &View<'_, T, 1>) -> bool {
         let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
         let k = self.k;
-        let needed = scratch_len::<T>(len, k);
+        let needed = min_scratch_len::<T>(len, k);
         let cap = self.cap_for(start);
         if cap == Some(0) {
             // K of the best key, all before the chunk: nothing in it can enter.
@@ -277,12 +277,12 @@ impl<'s, T: Element> Accumulator<'s, T> {
             return false;
         }
         let engine = Engine::widest();
-        let (data, offset, order) = (chunk.data(), chunk.layout().offset() as isize, self.order);
+        let (offset, order) = (chunk.layout().offset() as isize, self.order);
         let before = self.len;
         let mut next_rank = Some(0);
-        // SAFETY: the view's constructor proved `offset + position · stride` an index of `data` for every
+        // SAFETY: the view's constructor proved `offset + position · stride` one of its elements for every
         // `position < len`.
-        let seq = unsafe { Sequence::new(data, offset, stride, len) };
+        let seq = unsafe { Sequence::from_ptr(chunk.data(), offset, stride, len) };
         let seq = cap.map_or(seq, |cap| seq.with_cap(cap));
         let mut offer_positions = |first_rank: usize, positions: &[usize]| {
             // In order while the ranks come one batch after another.
@@ -290,7 +290,7 @@ impl<'s, T: Element> Accumulator<'s, T> {
                 .filter(|&next| next == first_rank)
                 .map(|next| next + positions.len());
             for &position in positions {
-                if let Some(&value) = data.get((offset + position as isize * stride) as usize) {
+                if let Some(value) = chunk.get(position) {
                     self.offer_value_at(value, start + position as u64);
                 }
             }
@@ -363,10 +363,10 @@ impl<'s, T: Element> Accumulator<'s, T> {
                 axis: 0,
             });
         }
-        for (tensor, [actual]) in [(Tensor::Values, values.sizes()), (Tensor::Indices, indices.sizes())] {
+        for (operand, [actual]) in [(Operand::Values, values.sizes()), (Operand::Indices, indices.sizes())] {
             if actual != k {
                 return Err(Error::OutputSize {
-                    tensor,
+                    operand,
                     dim: 0,
                     expected: k,
                     actual,
@@ -500,20 +500,13 @@ impl<T: Element> Kernel for OfferEach<'_, '_, '_, '_, T> {
     fn run<I: Isa>(self) {
         let (accumulator, start, chunk) = (self.accumulator, self.start, self.chunk);
         let ([len], [stride]) = (chunk.sizes(), chunk.layout().strides());
-        let (data, offset) = (chunk.data(), chunk.layout().offset());
-        // The view's constructor proved every address of its one dimension inside `data`.
         if stride == 1
-            && let Some(row) = data.get(offset..).and_then(|rest| rest.get(..len))
+            && let Some(row) = chunk.as_slice()
         {
             let block_at = |position: usize| row.get(position..)?.first_chunk().copied();
             accumulator.offer_blocks(start, len, |position| row.get(position).copied(), block_at);
         } else {
-            let value_at = |position: usize| {
-                // Wrapping: positions past the end are never asked for, but a one-element view may have
-                // any stride (fuzz finding 3).
-                let address = (offset as isize).wrapping_add((position as isize).wrapping_mul(stride));
-                data.get(address as usize).copied()
-            };
+            let value_at = |position: usize| chunk.get(position);
             let block_at = |position: usize| {
                 let mut block = [T::ZERO; BLOCK];
                 for (slot, at) in block.iter_mut().zip(position..) {
@@ -561,14 +554,14 @@ mod tests {
             (values, indices)
         };
         let (mut values, mut indices) = ([0i32; 8], [0u32; 8]);
-        crate::api::naive::topk(
-            View::contiguous(&data, [data.len()]).unwrap(),
-            0,
+        crate::api::naive::topk(crate::api::request::Request {
+            input: View::contiguous(&data, [data.len()]).unwrap(),
+            axis: 0,
             k,
-            Direction::Decreasing,
-            ViewMut::contiguous(&mut values, [k]).unwrap(),
-            ViewMut::contiguous(&mut indices, [k]).unwrap(),
-        )
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut values, [k]).unwrap(),
+            indices: ViewMut::contiguous(&mut indices, [k]).unwrap(),
+        })
         .unwrap();
         assert_eq!(run(true), (values, indices));
         assert_eq!(run(false), (values, indices));

@@ -7,26 +7,15 @@
 //! shares the key mapping of `element.rs` ([`crate::Element::key`]), which is tested against an independent
 //! comparison of the values themselves.
 
+use crate::api::request::Request;
 use crate::dispatch::engine::Backend;
-use crate::types::element::{Direction, Element};
+use crate::types::element::Element;
 use crate::types::error::Error;
 use crate::types::index::Index;
-use crate::types::request::check_request;
-use crate::types::view::{View, ViewMut};
-use crate::walk::Plan;
 
 /// The whole operation through the reference engine: same validation, same outputs as [`crate::topk()`].
-pub fn topk<T: Element, I: Index, const D: usize>(
-    input: View<'_, T, D>,
-    axis: usize,
-    k: usize,
-    direction: Direction,
-    values: ViewMut<'_, T, D>,
-    indices: ViewMut<'_, I, D>,
-) -> Result<(), Error> {
-    let (layouts, max) = ((input.layout(), values.layout(), indices.layout()), I::MAX_POSITION);
-    let len = check_request(layouts.0, axis, k, layouts.1, layouts.2, max)?;
-    let mut plan = Plan::new(input, axis, k, direction, values, indices, len);
+pub fn topk<T: Element, I: Index, const D: usize>(request: Request<'_, T, I, D>) -> Result<(), Error> {
+    let mut plan = request.into_plan()?;
     let all = 0..plan.sequences();
     plan.run_sequences(all, Backend::Naive, &mut [])
 }

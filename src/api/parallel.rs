@@ -26,9 +26,10 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::api::accumulator::{Accumulator, Slot};
+use crate::api::request::Request;
 use crate::api::topk::{TopK, topk as topk_one_thread};
 use crate::types::element::{Direction, Element};
-use crate::types::error::Error;
+use crate::types::error::{Error, Operand};
 use crate::types::index::Index;
 use crate::types::view::{View, ViewMut};
 use crate::walk::coordinates;
@@ -66,33 +67,43 @@ const FEW_ROWS_PER_THREAD: usize = 4;
 /// [`crate::topk()`] on the current rayon pool (install a pool to choose the thread count).
 ///
 /// ```
-/// use topk_kernels::{Direction, View, ViewMut, parallel};
+/// use topk_kernels::{Direction, Request, View, ViewMut, parallel};
 /// let x: Vec<f32> = (0..1_000_000).map(|i| ((i * 7) % 1_000_000) as f32).collect(); // a permutation
 /// let (mut v, mut i) = (vec![0.0f32; 3], vec![0u32; 3]);
 /// let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
 /// pool.install(|| {
-///     parallel::topk(
-///         View::contiguous(&x, [1_000_000])?,
-///         0,
-///         3,
-///         Direction::Decreasing,
-///         ViewMut::contiguous(&mut v, [3])?,
-///         ViewMut::contiguous(&mut i, [3])?,
-///     )
+///     parallel::topk(Request {
+///         input: View::contiguous(&x, [1_000_000])?,
+///         axis: 0,
+///         k: 3,
+///         direction: Direction::Decreasing,
+///         values: ViewMut::contiguous(&mut v, [3])?,
+///         indices: ViewMut::contiguous(&mut i, [3])?,
+///     })
 /// })?;
 /// assert_eq!(v, [999_999.0, 999_998.0, 999_997.0]);
 /// # Ok::<(), topk_kernels::Error>(())
 /// ```
-pub fn topk<T: Element, I: Index, const D: usize>(
-    input: View<'_, T, D>,
-    axis: usize,
-    k: usize,
-    direction: Direction,
-    mut values: ViewMut<'_, T, D>,
-    mut indices: ViewMut<'_, I, D>,
-) -> Result<(), Error> {
+pub fn topk<T: Element, I: Index, const D: usize>(request: Request<'_, T, I, D>) -> Result<(), Error> {
+    let Request {
+        input,
+        axis,
+        k,
+        direction,
+        mut values,
+        mut indices,
+    } = request;
     let threads = rayon::current_num_threads();
-    let mut plan = TopK::new(input, axis, k, direction, values.reborrow(), indices.reborrow())?;
+    let mut plan = TopK::new(Request {
+        input,
+        axis,
+        k,
+        direction,
+        values: values.reborrow(),
+        indices: indices.reborrow(),
+    })?;
+    // The plan checked the axis.
+    let axis = input.layout().axis_index(axis).unwrap_or_default();
     let (sequences, len) = (plan.sequences(), plan.sequence_len());
     let long = len > 2 * min_piece::<T>();
     if threads == 1 || (sequences < threads && !long) {
@@ -121,14 +132,15 @@ pub fn topk<T: Element, I: Index, const D: usize>(
     } else {
         0
     };
-    let stride = input.layout().strides()[axis];
-    let values_step = values.layout().strides()[axis];
-    let indices_step = indices.layout().strides()[axis];
+    // The sequences of a checked plan: every coordinate is inside, with 0 on the axis.
+    let outside = Error::Overflow {
+        operand: Operand::Input,
+    };
     for sequence in cut_from..sequences {
         let coord = coordinates(&input.sizes(), axis, sequence);
-        let row = View::new(input.data(), [len], [stride], input.layout().address(&coord) as usize)?;
-        let values_line = values.line(k, values_step, values.layout().address(&coord) as usize)?;
-        let indices_line = indices.line(k, indices_step, indices.layout().address(&coord) as usize)?;
+        let row = input.line(&coord, axis).ok_or(outside)?;
+        let values_line = values.line(&coord, axis).ok_or(outside)?;
+        let indices_line = indices.line(&coord, axis).ok_or(outside)?;
         if chunked {
             run_chunks(row, k, direction, threads, chunk_len, values_line, indices_line)?;
         } else {
@@ -219,9 +231,9 @@ impl<T: Element> Job for ChunkTaker<'_, '_, T> {
 
 /// The `len` elements of `row` from position `first` on.
 fn part<'a, T: Element>(row: &View<'a, T, 1>, first: usize, len: usize) -> Result<View<'a, T, 1>, Error> {
-    let [stride] = row.layout().strides();
-    let at = row.layout().offset() as isize + first as isize * stride;
-    View::new(row.data(), [len], [stride], at as usize)
+    row.part(first, len).ok_or(Error::Overflow {
+        operand: Operand::Input,
+    })
 }
 
 /// A thread's share of a row's chunks: the numbers of its first and one past its last chunk not yet
@@ -329,18 +341,18 @@ struct Piece<'a, T: Element> {
 
 impl<T: Element> Job for Piece<'_, T> {
     fn run(&mut self) -> Result<(), Error> {
-        let (len, kept) = (self.input.sizes()[0], self.kept);
+        let kept = self.kept;
         let (mut values, mut positions) = (vec![T::ZERO; kept], vec![0u64; kept]);
-        let mut scratch = vec![0; crate::api::topk::scratch_len::<T>(len, kept)];
-        topk_one_thread(
-            self.input,
-            0,
-            kept,
-            self.direction,
-            ViewMut::contiguous(&mut values, [kept])?,
-            ViewMut::contiguous(&mut positions, [kept])?,
-            &mut scratch,
-        )?;
+        let request = Request {
+            input: self.input,
+            axis: 0,
+            k: kept,
+            direction: self.direction,
+            values: ViewMut::contiguous(&mut values, [kept])?,
+            indices: ViewMut::contiguous(&mut positions, [kept])?,
+        };
+        let mut scratch = vec![0; request.scratch_len()];
+        topk_one_thread(request, &mut scratch)?;
         let order = self.direction.order::<T::Key>();
         self.best = (values.into_iter().zip(positions))
             .map(|(value, position)| Slot::new(value, self.first as u64 + position, order))

@@ -1,92 +1,64 @@
-//! The public entry: validate a request once into a [`TopK`] plan, then run it on all or part of its
+//! The public entry: validate a [`Request`] once into a [`TopK`] plan, then run it on all or part of its
 //! sequences with an engine picked once per call.
 
 use core::marker::PhantomData;
 use core::ops::Range;
 
+use crate::api::request::Request;
 use crate::dispatch::engine::Backend;
 use crate::dispatch::strategy;
-use crate::types::element::{Direction, Element};
+use crate::types::element::Element;
 use crate::types::error::Error;
 use crate::types::index::Index;
-use crate::types::request::check_request;
-use crate::types::view::{Layout, View, ViewMut};
 use crate::walk::Plan;
 
-/// Scratch words the engines need to select `k` of a sequence of `len` elements of type `T`.
+/// The least scratch, in words, that any request selecting `k` of sequences of `len` elements of type
+/// `T` runs with, known from those two numbers alone (for a buffer sized before the tensors exist, such
+/// as a static one): `min(len, 2k)` candidates of one word each (two for 64-bit types or sequences over
+/// 2^32 elements), saturating. The same number as [`TopK::min_scratch_len`].
 ///
-/// The buffer holds `min(len, 2k)` candidates of one word each (two for 64-bit types or sequences over
-/// 2^32 elements); it is reused for every sequence of a call.
+/// For the fastest path, size the scratch with [`Request::scratch_len`] instead: up to 16 times this on
+/// a non-last axis.
 ///
 /// ```
-/// assert_eq!(topk_kernels::scratch_len::<f32>(1_000_000, 100), 200);
-/// assert_eq!(topk_kernels::scratch_len::<f64>(1_000_000, 100), 400);
-/// assert_eq!(topk_kernels::scratch_len::<u8>(10, 8), 10);
+/// assert_eq!(topk_kernels::min_scratch_len::<f32>(1_000_000, 100), 200);
+/// assert_eq!(topk_kernels::min_scratch_len::<f64>(1_000_000, 100), 400);
+/// assert_eq!(topk_kernels::min_scratch_len::<u8>(10, 8), 10);
 /// ```
-pub fn scratch_len<T: Element>(len: usize, k: usize) -> usize {
+pub fn min_scratch_len<T: Element>(len: usize, k: usize) -> usize {
     strategy::scratch_words::<T>(len, k)
 }
 
-/// Scratch words for the fastest path of a request whose input has the layout `input`: what
-/// [`TopK::scratch_len`] says of its plan, known before the tensors are.
+/// Runs a request (`docs/CONTRACT.md` §1): the first `k` elements of every sequence along its axis.
 ///
-/// That is [`scratch_len`]`::<T>(n, k)` (the least any request takes), except on a non-last axis whose
-/// neighbouring sequences are adjacent in memory (the innermost dimension, stride 1) with K above 16:
-/// there it is 16 times that, a candidate buffer for each of the 16 sequences the engines read side
-/// by side (on x86_64 and aarch64, where those engines are). Given less, such a request reads its
-/// sequences one at a time, each through its stride: one cache line per element, several times slower
-/// (4096 x 256 f32 on axis 0 with K = 50; see BENCHMARKS.md). 0 when there is nothing to select (K = 0,
-/// no element, or no such axis).
+/// Validates everything first; on error nothing is written. `scratch` holds what
+/// [`Request::scratch_len`] says, for the fastest path; a request also runs, more slowly, on the least
+/// ([`TopK::min_scratch_len`]).
 ///
 /// ```
-/// use topk_kernels::{Layout, Tensor, scratch_len, scratch_len_for};
-/// let columns = Layout::contiguous(Tensor::Input, [1000, 64], 64_000)?;
-/// let rows = Layout::contiguous(Tensor::Input, [64, 1000], 64_000)?;
-/// # #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-/// assert_eq!(scratch_len_for::<f32, 2>(&columns, 0, 50), 16 * scratch_len::<f32>(1000, 50));
-/// assert_eq!(scratch_len_for::<f32, 2>(&columns, 0, 16), scratch_len::<f32>(1000, 16));
-/// assert_eq!(scratch_len_for::<f32, 2>(&rows, 1, 50), scratch_len::<f32>(1000, 50));
-/// # Ok::<(), topk_kernels::Error>(())
-/// ```
-pub fn scratch_len_for<T: Element, const D: usize>(input: &Layout<D>, axis: usize, k: usize) -> usize {
-    strategy::fastest_scratch_words::<T, D>(input, axis, k)
-}
-
-/// Selects the first `k` elements of every sequence along `axis` (`docs/CONTRACT.md` §1).
-///
-/// Validates everything first; on error nothing is written. `scratch` needs
-/// [`scratch_len`]`::<T>(input.sizes()[axis], k)` words; [`scratch_len_for`] says what runs fastest
-/// (16 times as much on a non-last axis with K above 16).
-///
-/// ```
-/// use topk_kernels::{Direction, View, ViewMut, scratch_len, topk};
+/// use topk_kernels::{Direction, Request, View, ViewMut, topk};
 /// let x = [0.0f32, 1.0, 10.0, 11.0, 3.0, 2.0, 9.0, 8.0, 4.0, 5.0, 6.0, 7.0];
 /// let (mut values, mut indices) = ([0.0f32; 6], [0u32; 6]);
+/// let request = Request {
+///     input: View::contiguous(&x, [1, 1, 3, 4])?,
+///     axis: 3,
+///     k: 2,
+///     direction: Direction::Decreasing,
+///     values: ViewMut::contiguous(&mut values, [1, 1, 3, 2])?,
+///     indices: ViewMut::contiguous(&mut indices, [1, 1, 3, 2])?,
+/// };
 /// let mut scratch = [0u64; 4];
-/// assert!(scratch.len() >= scratch_len::<f32>(4, 2));
-/// topk(
-///     View::contiguous(&x, [1, 1, 3, 4])?,
-///     3,
-///     2,
-///     Direction::Decreasing,
-///     ViewMut::contiguous(&mut values, [1, 1, 3, 2])?,
-///     ViewMut::contiguous(&mut indices, [1, 1, 3, 2])?,
-///     &mut scratch,
-/// )?;
+/// assert!(scratch.len() >= request.scratch_len());
+/// topk(request, &mut scratch)?;
 /// assert_eq!(values, [11.0, 10.0, 9.0, 8.0, 7.0, 6.0]);
 /// assert_eq!(indices, [3, 2, 2, 3, 3, 2]);
 /// # Ok::<(), topk_kernels::Error>(())
 /// ```
 pub fn topk<T: Element, I: Index, const D: usize>(
-    input: View<'_, T, D>,
-    axis: usize,
-    k: usize,
-    direction: Direction,
-    values: ViewMut<'_, T, D>,
-    indices: ViewMut<'_, I, D>,
+    request: Request<'_, T, I, D>,
     scratch: &mut [u64],
 ) -> Result<(), Error> {
-    TopK::new(input, axis, k, direction, values, indices)?.run(scratch)
+    TopK::new(request)?.run(scratch)
 }
 
 /// [`topk`] with its scratch on the stack: `32 · K_MAX` bytes, enough for `k <= K_MAX`.
@@ -96,49 +68,44 @@ pub fn topk<T: Element, I: Index, const D: usize>(
 /// [`Error::Scratch`].
 ///
 /// ```
-/// use topk_kernels::{Direction, View, ViewMut, topk_on_stack};
+/// use topk_kernels::{Direction, Request, View, ViewMut, topk_on_stack};
 /// let x = [5u8, 1, 4, 1, 5, 9, 2, 6];
 /// let (mut v, mut i) = ([0u8; 3], [0u32; 3]);
-/// topk_on_stack::<4, _, _, 1>(
-///     View::contiguous(&x, [8])?,
-///     0,
-///     3,
-///     Direction::Increasing,
-///     ViewMut::contiguous(&mut v, [3])?,
-///     ViewMut::contiguous(&mut i, [3])?,
-/// )?;
+/// topk_on_stack::<4, _, _, 1>(Request {
+///     input: View::contiguous(&x, [8])?,
+///     axis: 0,
+///     k: 3,
+///     direction: Direction::Increasing,
+///     values: ViewMut::contiguous(&mut v, [3])?,
+///     indices: ViewMut::contiguous(&mut i, [3])?,
+/// })?;
 /// assert_eq!((v, i), ([1, 1, 2], [1, 3, 6]));
 /// # Ok::<(), topk_kernels::Error>(())
 /// ```
 pub fn topk_on_stack<const K_MAX: usize, T: Element, I: Index, const D: usize>(
-    input: View<'_, T, D>,
-    axis: usize,
-    k: usize,
-    direction: Direction,
-    values: ViewMut<'_, T, D>,
-    indices: ViewMut<'_, I, D>,
+    request: Request<'_, T, I, D>,
 ) -> Result<(), Error> {
     // 2·K_MAX candidates of at most two words.
     let mut scratch = [[0u64; 4]; K_MAX];
-    topk(input, axis, k, direction, values, indices, scratch.as_flattened_mut())
+    topk(request, scratch.as_flattened_mut())
 }
 
 /// A validated request: run it whole, on a range of its sequences, or split it across threads.
 ///
-/// Sequences are numbered in row-major order of the coordinates other than `axis`.
+/// Sequences are numbered in row-major order of the coordinates other than the axis.
 ///
 /// ```
-/// use topk_kernels::{Backend, Direction, TopK, View, ViewMut};
+/// use topk_kernels::{Backend, Direction, Request, TopK, View, ViewMut};
 /// let x: Vec<i32> = (0..64).map(|i| (i * 37) % 64).collect();
 /// let (mut v, mut i) = (vec![0i32; 16], vec![0u64; 16]);
-/// let plan = TopK::new(
-///     View::contiguous(&x, [8, 8])?,
-///     1,
-///     2,
-///     Direction::Decreasing,
-///     ViewMut::contiguous(&mut v, [8, 2])?,
-///     ViewMut::contiguous(&mut i, [8, 2])?,
-/// )?;
+/// let plan = TopK::new(Request {
+///     input: View::contiguous(&x, [8, 8])?,
+///     axis: 1,
+///     k: 2,
+///     direction: Direction::Decreasing,
+///     values: ViewMut::contiguous(&mut v, [8, 2])?,
+///     indices: ViewMut::contiguous(&mut i, [8, 2])?,
+/// })?;
 /// let words = plan.scratch_len();
 /// let (mut low, mut high) = plan.split_at(4)?;
 /// std::thread::scope(|s| {
@@ -155,24 +122,9 @@ pub struct TopK<'a, T: Element, I: Index, const D: usize> {
 
 impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     /// Validates a request (`docs/CONTRACT.md` §5). Nothing is written, whatever the result.
-    pub fn new(
-        input: View<'a, T, D>,
-        axis: usize,
-        k: usize,
-        direction: Direction,
-        values: ViewMut<'a, T, D>,
-        indices: ViewMut<'a, I, D>,
-    ) -> Result<Self, Error> {
-        let len = check_request(
-            input.layout(),
-            axis,
-            k,
-            values.layout(),
-            indices.layout(),
-            I::MAX_POSITION,
-        )?;
+    pub fn new(request: Request<'a, T, I, D>) -> Result<Self, Error> {
         Ok(TopK {
-            plan: Plan::new(input, axis, k, direction, values, indices, len),
+            plan: request.into_plan()?,
             indices: PhantomData,
         })
     }
@@ -192,33 +144,34 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
         self.plan.k()
     }
 
-    /// Scratch words for [`run`](Self::run)'s fastest path: [`scratch_len_for`] the plan's input (16
-    /// times [`min_scratch_len`](Self::min_scratch_len) on a non-last axis with K above 16, else the
-    /// same; 0 with no sequence).
-    ///
-    /// ```
-    /// use topk_kernels::{Direction, TopK, View, ViewMut, scratch_len};
-    /// let x = vec![0f32; 1000 * 64];
-    /// let (mut v, mut i) = (vec![0f32; 50 * 64], vec![0u32; 50 * 64]);
-    /// let plan = TopK::new(
-    ///     View::contiguous(&x, [1000, 64])?,
-    ///     0,
-    ///     50,
-    ///     Direction::Decreasing,
-    ///     ViewMut::contiguous(&mut v, [50, 64])?,
-    ///     ViewMut::contiguous(&mut i, [50, 64])?,
-    /// )?;
-    /// # #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    /// assert_eq!(plan.scratch_len(), 16 * scratch_len::<f32>(1000, 50));
-    /// assert_eq!(plan.min_scratch_len(), scratch_len::<f32>(1000, 50));
-    /// # Ok::<(), topk_kernels::Error>(())
-    /// ```
+    /// Scratch words for [`run`](Self::run)'s fastest path: [`Request::scratch_len`] of the request the
+    /// plan was made from (0 with no sequence).
     pub fn scratch_len(&self) -> usize {
         self.plan.scratch_len()
     }
 
-    /// The least scratch [`run`](Self::run) takes: [`scratch_len`]`::<T>(n, k)` words, one sequence's
-    /// candidates (0 with no sequence).
+    /// The least scratch [`run`](Self::run) takes: one sequence's `min(n, 2K)` candidates, the
+    /// [`scratch_len`](Self::scratch_len) of a request whose sequences are read one at a time (0 with
+    /// no sequence). For callers short of memory: where the fastest path reads sequences side by side,
+    /// this one is several times slower.
+    ///
+    /// ```
+    /// use topk_kernels::{Direction, Request, TopK, View, ViewMut};
+    /// let x = vec![0f32; 1000 * 64];
+    /// let (mut v, mut i) = (vec![0f32; 50 * 64], vec![0u32; 50 * 64]);
+    /// let plan = TopK::new(Request {
+    ///     input: View::contiguous(&x, [1000, 64])?,
+    ///     axis: 0,
+    ///     k: 50,
+    ///     direction: Direction::Decreasing,
+    ///     values: ViewMut::contiguous(&mut v, [50, 64])?,
+    ///     indices: ViewMut::contiguous(&mut i, [50, 64])?,
+    /// })?;
+    /// # #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    /// assert_eq!(plan.scratch_len(), 16 * plan.min_scratch_len());
+    /// assert_eq!(plan.min_scratch_len(), 100);
+    /// # Ok::<(), topk_kernels::Error>(())
+    /// ```
     pub fn min_scratch_len(&self) -> usize {
         self.plan.min_scratch_len()
     }
@@ -239,17 +192,17 @@ impl<'a, T: Element, I: Index, const D: usize> TopK<'a, T, I, D> {
     /// faster there than its AVX-512.
     ///
     /// ```
-    /// use topk_kernels::{Backend, Direction, TopK, View, ViewMut};
+    /// use topk_kernels::{Backend, Direction, Request, TopK, View, ViewMut};
     /// let x = [3.0f32, 1.0, 2.0];
     /// let (mut v, mut i) = ([0.0f32; 2], [0u32; 2]);
-    /// let plan = TopK::new(
-    ///     View::contiguous(&x, [3])?,
-    ///     0,
-    ///     2,
-    ///     Direction::Decreasing,
-    ///     ViewMut::contiguous(&mut v, [2])?,
-    ///     ViewMut::contiguous(&mut i, [2])?,
-    /// )?;
+    /// let plan = TopK::new(Request {
+    ///     input: View::contiguous(&x, [3])?,
+    ///     axis: 0,
+    ///     k: 2,
+    ///     direction: Direction::Decreasing,
+    ///     values: ViewMut::contiguous(&mut v, [2])?,
+    ///     indices: ViewMut::contiguous(&mut i, [2])?,
+    /// })?;
     /// assert_eq!(plan.resolve(Backend::Portable), Backend::Portable);
     /// assert_ne!(plan.resolve(Backend::Auto), Backend::Auto);
     /// # Ok::<(), topk_kernels::Error>(())
@@ -279,6 +232,27 @@ mod tests {
 
     use super::*;
     use crate::api::naive;
+    use crate::types::element::Direction;
+    use crate::types::view::{View, ViewMut};
+
+    /// The request of these arguments, in the order the fields are declared.
+    fn request<'a, T, I, const D: usize>(
+        input: View<'a, T, D>,
+        axis: isize,
+        k: usize,
+        direction: Direction,
+        values: ViewMut<'a, T, D>,
+        indices: ViewMut<'a, I, D>,
+    ) -> Request<'a, T, I, D> {
+        Request {
+            input,
+            axis,
+            k,
+            direction,
+            values,
+            indices,
+        }
+    }
 
     /// Every engine this build has against the reference on rows of a few vectors (small enough for
     /// miri, which runs the portable lanes' loads here).
@@ -295,22 +269,22 @@ mod tests {
             for direction in [Direction::Decreasing, Direction::Increasing] {
                 let (mut want_v, mut want_i) = (vec![T::ZERO; k], vec![0u32; k]);
                 let input = View::contiguous(data, [n]).unwrap();
-                let (v, i) = (
+                let (values, indices) = (
                     ViewMut::contiguous(&mut want_v[..], [k]).unwrap(),
                     ViewMut::contiguous(&mut want_i[..], [k]).unwrap(),
                 );
-                naive::topk(input, 0, k, direction, v, i).unwrap();
+                naive::topk(request(input, 0, k, direction, values, indices)).unwrap();
                 // Miri leaves out the backends that would repeat a run it has just made: `Naive` is the
                 // reference's own `run_sequences` call, and `Auto` resolves to `Portable` there (the two
                 // are most of its time: the reference reads the row once for each of the K).
                 let repeats = |b: &Backend| cfg!(miri) && matches!(b, Backend::Naive | Backend::Auto);
                 for backend in Backend::ALL.into_iter().filter(|b| b.is_available() && !repeats(b)) {
                     let (mut got_v, mut got_i) = (vec![T::ZERO; k], vec![0u32; k]);
-                    let (v, i) = (
+                    let (values, indices) = (
                         ViewMut::contiguous(&mut got_v[..], [k]).unwrap(),
                         ViewMut::contiguous(&mut got_i[..], [k]).unwrap(),
                     );
-                    let mut plan = TopK::new(input, 0, k, direction, v, i).unwrap();
+                    let mut plan = TopK::new(request(input, 0, k, direction, values, indices)).unwrap();
                     let mut scratch = vec![0u64; plan.scratch_len()];
                     plan.run_sequences(0..1, backend, &mut scratch).unwrap();
                     assert_eq!(got_i, want_i, "{} {} k {k} {direction:?}", backend.name(), T::NAME);
@@ -332,23 +306,23 @@ mod tests {
                 Direction::Decreasing
             };
             let (mut want_v, mut want_i) = (vec![T::ZERO; k * COUNT], vec![0u32; k * COUNT]);
-            let (v, i) = (
+            let (values, indices) = (
                 ViewMut::contiguous(&mut want_v[..], [k, COUNT]).unwrap(),
                 ViewMut::contiguous(&mut want_i[..], [k, COUNT]).unwrap(),
             );
-            naive::topk(input, 0, k, direction, v, i).unwrap();
+            naive::topk(request(input, 0, k, direction, values, indices)).unwrap();
             // As above, miri leaves out `Auto`, which is `Portable` there.
             let runs = |b: &Backend| b.is_available() && *b != Backend::Naive && !(cfg!(miri) && *b == Backend::Auto);
             for backend in Backend::ALL.into_iter().filter(runs) {
                 for least in [false, true] {
                     let (mut got_v, mut got_i) = (vec![T::ZERO; k * COUNT], vec![0u32; k * COUNT]);
-                    let (v, i) = (
+                    let (values, indices) = (
                         ViewMut::contiguous(&mut got_v[..], [k, COUNT]).unwrap(),
                         ViewMut::contiguous(&mut got_i[..], [k, COUNT]).unwrap(),
                     );
-                    let mut plan = TopK::new(input, 0, k, direction, v, i).unwrap();
+                    let mut plan = TopK::new(request(input, 0, k, direction, values, indices)).unwrap();
                     let words = if least {
-                        scratch_len::<T>(n, k)
+                        min_scratch_len::<T>(n, k)
                     } else {
                         plan.scratch_len()
                     };
@@ -406,7 +380,7 @@ mod tests {
             let input = View::contiguous(&data[..3 * len], sizes).unwrap();
             let values = ViewMut::contiguous(&mut values[..3 * k], out).unwrap();
             let indices = ViewMut::contiguous(&mut indices[..3 * k], out).unwrap();
-            TopK::new(input, axis, k, Direction::Decreasing, values, indices)
+            TopK::new(request(input, axis as isize, k, Direction::Decreasing, values, indices))
                 .unwrap()
                 .resolve(backend)
         };

@@ -193,3 +193,7 @@ macro_rules! with_index_type {
         }
     };
 }
+
+// The dispatch macros under this module's path too, for the layers above (which name no crate-root
+// item; tests/layers.rs).
+pub(crate) use {with_data_type, with_index_type};

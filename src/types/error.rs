@@ -2,9 +2,9 @@
 
 use core::fmt;
 
-/// Which tensor of a request an error speaks of.
+/// Which operand of a request an error speaks of: the input, or one of the outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Tensor {
+pub enum Operand {
     /// The input tensor.
     Input,
     /// An output view, before it is known as values or indices.
@@ -15,13 +15,13 @@ pub enum Tensor {
     Indices,
 }
 
-impl fmt::Display for Tensor {
+impl fmt::Display for Operand {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Tensor::Input => "input",
-            Tensor::Output => "output",
-            Tensor::Values => "values output",
-            Tensor::Indices => "indices output",
+            Operand::Input => "input",
+            Operand::Output => "output",
+            Operand::Values => "values output",
+            Operand::Indices => "indices output",
         })
     }
 }
@@ -37,10 +37,11 @@ pub enum Error {
         /// The dimension count given.
         rank: usize,
     },
-    /// `axis` is not a dimension of the input.
+    /// `axis` is not a dimension of the input: neither in `0..rank` nor in `-rank..0` (counted from the
+    /// last).
     Axis {
         /// The axis given.
-        axis: usize,
+        axis: isize,
         /// The input's dimension count.
         rank: usize,
     },
@@ -50,13 +51,22 @@ pub enum Error {
         k: usize,
         /// The length of the axis.
         len: usize,
-        /// The axis.
+        /// The axis, counted from the first dimension (a negative axis resolved).
         axis: usize,
+    },
+    /// An output has another dimension count than the input (only reachable through run-time ranks).
+    OutputRank {
+        /// The output in question.
+        operand: Operand,
+        /// Its dimension count.
+        rank: usize,
+        /// The input's.
+        expected: usize,
     },
     /// An output's size along a dimension is not the input's (or `K` along the axis).
     OutputSize {
         /// The output in question.
-        tensor: Tensor,
+        operand: Operand,
         /// The dimension.
         dim: usize,
         /// The size it must have.
@@ -66,13 +76,13 @@ pub enum Error {
     },
     /// A size, stride or address computation of a view overflows.
     Overflow {
-        /// The tensor in question.
-        tensor: Tensor,
+        /// The operand in question.
+        operand: Operand,
     },
     /// A view reaches outside its slice.
     OutOfBounds {
-        /// The tensor in question.
-        tensor: Tensor,
+        /// The operand in question.
+        operand: Operand,
         /// The lowest element address the view reaches (negative with negative strides).
         lowest: isize,
         /// The highest element address the view reaches.
@@ -83,9 +93,18 @@ pub enum Error {
     /// Two coordinates of an output view map to the same element.
     Aliasing {
         /// The output in question.
-        tensor: Tensor,
+        operand: Operand,
         /// A dimension whose stride overlaps another's (or is 0 with a size above 1).
         dim: usize,
+    },
+    /// An operand's data is not aligned for its element type (or its pointer is null).
+    Alignment {
+        /// The operand in question.
+        operand: Operand,
+        /// The address of its data.
+        address: usize,
+        /// The alignment its element type needs, in bytes.
+        align: usize,
     },
     /// The index type cannot hold position `len - 1`.
     IndexType {
@@ -94,7 +113,7 @@ pub enum Error {
         /// The largest position the index type can hold.
         max: u64,
     },
-    /// The scratch slice is shorter than [`scratch_len`](crate::scratch_len) asks.
+    /// The scratch slice is shorter than the least a request runs with ([`TopK::min_scratch_len`](crate::TopK::min_scratch_len)).
     Scratch {
         /// Words needed.
         needed: usize,
@@ -132,36 +151,55 @@ impl fmt::Display for Error {
             }
             Error::Axis { axis, rank } => write!(
                 f,
-                "axis {axis} is out of range for a tensor of {rank} dimensions (0 to {})",
+                "axis {axis} is out of range for a tensor of {rank} dimensions (-{rank} to {})",
                 rank.saturating_sub(1)
             ),
             Error::K { k, len, axis } => {
                 write!(f, "K = {k} exceeds the axis length {len} of dimension {axis}")
             }
             Error::OutputSize {
-                tensor,
+                operand,
                 dim,
                 expected,
                 actual,
             } => write!(
                 f,
-                "the {tensor} has size {actual} in dimension {dim}; it must be {expected}"
+                "the {operand} has size {actual} in dimension {dim}; it must be {expected}"
             ),
-            Error::Overflow { tensor } => {
-                write!(f, "the {tensor} view's sizes and strides overflow an address")
+            Error::OutputRank {
+                operand,
+                rank,
+                expected,
+            } => write!(
+                f,
+                "the {operand} has {rank} dimensions; it must have the input's {expected}"
+            ),
+            Error::Overflow { operand } => {
+                write!(f, "the {operand} view's sizes and strides overflow an address")
             }
             Error::OutOfBounds {
-                tensor,
+                operand,
                 lowest,
                 highest,
                 len,
             } => write!(
                 f,
-                "the {tensor} view reaches elements {lowest} to {highest} but its slice has {len} elements"
+                "the {operand} view reaches elements {lowest} to {highest} but its slice has {len} elements"
             ),
-            Error::Aliasing { tensor, dim } => write!(
+            Error::Aliasing { operand, dim } => write!(
                 f,
-                "the {tensor} view maps two coordinates to one element (the stride of dimension {dim} overlaps)"
+                "the {operand} view maps two coordinates to one element (the stride of dimension {dim} overlaps)"
+            ),
+            Error::Alignment {
+                operand, address: 0, ..
+            } => write!(f, "the {operand}'s data pointer is null"),
+            Error::Alignment {
+                operand,
+                address,
+                align,
+            } => write!(
+                f,
+                "the {operand}'s data at {address:#x} is not aligned to {align} bytes, as its element type needs"
             ),
             Error::IndexType { len, max } => write!(
                 f,

@@ -1,34 +1,70 @@
 //! What an engine reads: one sequence (a line along the axis), or neighbouring sequences side by side.
 //!
-//! Both are a slice and an affine address map whose every address lies in the slice, which their `unsafe`
-//! constructors take as given: `plan.rs` makes them from validated layouts (or from its tile), and the
-//! engines read them with unchecked loads.
+//! Both are a pointer and an affine address map whose every address holds one of the sequence's
+//! elements, which their `unsafe` constructors take as given: `plan.rs` makes them from validated layouts
+//! (or from its tile), and the engines read them with unchecked loads. A pointer, not a slice: a view
+//! from raw parts vouches for its elements only, not for the memory between them.
 
-/// One sequence: `len` elements of `data` from address `start`, `stride` apart.
-#[derive(Clone, Copy)]
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+/// One sequence: `len` elements from address `start` of `data`, `stride` apart.
 pub(crate) struct Sequence<'a, T> {
-    data: &'a [T],
+    data: NonNull<T>,
     start: isize,
     stride: isize,
     len: usize,
     /// Keys at or above this may be left out of the report ([`with_cap`](Self::with_cap)).
     cap: Option<u64>,
+    borrow: PhantomData<&'a [T]>,
 }
 
+// Derived, these would ask `T: Clone`.
+impl<T> Clone for Sequence<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Sequence<'_, T> {}
+
 impl<'a, T: Copy> Sequence<'a, T> {
-    /// The sequence of `len` elements from `start`, `stride` apart.
+    /// The sequence of `len` elements of `data` from `start`, `stride` apart.
     ///
     /// # Safety
     /// `start + position · stride` is an index of `data` for every `position < len`.
     #[inline(always)]
     pub(crate) unsafe fn new(data: &'a [T], start: isize, stride: isize, len: usize) -> Self {
+        // SAFETY: the caller's precondition: each such address is an element of `data`, which is
+        // borrowed for 'a.
+        unsafe { Self::from_ptr(NonNull::from(data).cast(), start, stride, len) }
+    }
+
+    /// The sequence of `len` elements from address `start` of `data`, `stride` apart.
+    ///
+    /// # Safety
+    /// For every `position < len`, `data` moved `start + position · stride` elements is an element inside
+    /// the allocation of `data`, aligned, initialised and not written by anyone during `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn from_ptr(data: NonNull<T>, start: isize, stride: isize, len: usize) -> Self {
         Sequence {
             data,
             start,
             stride,
             len,
             cap: None,
+            borrow: PhantomData,
         }
+    }
+
+    /// The element at address `address`.
+    ///
+    /// # Safety
+    /// `address` is `start + position · stride` for a `position < len`, or as [`Columns::new`] says.
+    #[inline(always)]
+    unsafe fn at(&self, address: isize) -> *const T {
+        // SAFETY: the caller's: an element inside the allocation of `data`.
+        unsafe { self.data.as_ptr().offset(address) }
     }
 
     /// The sequence whose positions are this one's moved `by` elements of `data` (its length, stride
@@ -78,8 +114,12 @@ impl<'a, T: Copy> Sequence<'a, T> {
         if self.stride != 1 && self.len > 1 {
             return None;
         }
-        // `new`'s precondition puts start..start + len inside `data`; `get` keeps this panic-free anyway.
-        self.data.get(usize::try_from(self.start).ok()?..)?.get(..self.len)
+        if self.len == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: `from_ptr`'s precondition makes the `len` addresses from `start` (stride 1, or one
+        // element) aligned elements of one allocation, initialised and unchanging for 'a.
+        Some(unsafe { core::slice::from_raw_parts(self.at(self.start), self.len) })
     }
 
     /// The element at `position`.
@@ -90,26 +130,34 @@ impl<'a, T: Copy> Sequence<'a, T> {
     pub(crate) unsafe fn get(&self, position: usize) -> T {
         debug_assert!(position < self.len, "position {position} of {}", self.len);
         let address = self.start + position as isize * self.stride;
-        // SAFETY: `new`'s precondition with position < len (the caller's).
-        unsafe { *self.data.get_unchecked(address as usize) }
+        // SAFETY: `from_ptr`'s precondition with position < len (the caller's).
+        unsafe { self.at(address).read() }
     }
 }
 
 /// `count` neighbouring sequences read side by side, one per lane: sequence `lane` is `first` moved
 /// `lane` elements on, so element `j` of every one is adjacent in memory (the columns of a row-major
 /// matrix whose rows are position `j`).
-#[derive(Clone, Copy)]
 pub(crate) struct Columns<'a, T> {
     first: Sequence<'a, T>,
     count: usize,
 }
 
+// Derived, these would ask `T: Clone`.
+impl<T> Clone for Columns<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Columns<'_, T> {}
+
 impl<'a, T: Copy> Columns<'a, T> {
     /// The `count` sequences `first`, `first` moved one element on, and so on.
     ///
     /// # Safety
-    /// `first.start + lane + position · first.stride` is an index of `first.data` for every `lane < count`
-    /// and `position < first.len()`.
+    /// Every `first.start + lane + position · first.stride`, for `lane < count` and `position <
+    /// first.len()`, is an address [`Sequence::from_ptr`]'s precondition holds for.
     #[inline(always)]
     pub(crate) unsafe fn new(first: Sequence<'a, T>, count: usize) -> Self {
         Columns { first, count }
@@ -147,8 +195,14 @@ impl<'a, T: Copy> Columns<'a, T> {
         if first.checked_add(lanes)? > self.count || position >= self.first.len {
             return None;
         }
+        if lanes == 0 {
+            return Some(&[]);
+        }
         let address = self.first.start + position as isize * self.first.stride + first as isize;
-        self.first.data.get(usize::try_from(address).ok()?..)?.get(..lanes)
+        // SAFETY: `new`'s precondition with first + lanes <= count and position < len (checked): the
+        // `lanes` adjacent addresses are aligned elements of one allocation, initialised and unchanging
+        // for 'a.
+        Some(unsafe { core::slice::from_raw_parts(self.first.at(address), lanes) })
     }
 
     /// Element `position` of sequence `lane`.
@@ -160,6 +214,6 @@ impl<'a, T: Copy> Columns<'a, T> {
         debug_assert!(lane < self.count, "lane {lane} of {}", self.count);
         let address = self.first.start + lane as isize + position as isize * self.first.stride;
         // SAFETY: `new`'s precondition with lane < count and position < len (the caller's).
-        unsafe { *self.first.data.get_unchecked(address as usize) }
+        unsafe { self.first.at(address).read() }
     }
 }

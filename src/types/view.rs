@@ -1,63 +1,99 @@
-//! Strided views of 1 to 8 dimensions over slices, validated once in the constructor.
+//! Strided views of 1 to 8 dimensions, validated once in the constructor.
 //!
-//! A view is a slice, `sizes[D]`, `strides[D]` in elements (DML_BUFFER_TENSOR_DESC's Strides, here signed so
-//! that reversed numpy views need no copy) and an element offset. The constructor proves, once, that every
-//! address `offset + Σ coord[d]·strides[d]` lies inside the slice without overflow (the rule of ndarray's
+//! A view is a pointer, `sizes[D]`, `strides[D]` in elements (DML_BUFFER_TENSOR_DESC's Strides, here
+//! signed so that reversed numpy views need no copy) and an element offset. The constructor proves, once,
+//! that every address `offset + Σ coord[d]·strides[d]` lies inside the slice it was given (or, from raw
+//! parts, inside the span of the caller's elements) without overflow (the rule of ndarray's
 //! `can_index_slice_with_strides`); the kernels rely on that and never check again.
+//!
+//! A view holds a pointer rather than a slice so that one made from raw parts claims only its own
+//! elements: the memory between them (a stepped view's gaps, the elements of another view interleaved
+//! with it) may be another's, written on another thread meanwhile. Nothing here reads or writes it.
 
-use crate::types::error::{Error, Tensor};
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use crate::types::error::{Error, Operand};
 
 /// The highest rank a view may have (DirectML's limit).
 pub const MAX_RANK: usize = 8;
 
 /// Sizes, strides and offset of a view whose every reachable address is known to fit a slice of `len`.
+///
+/// A layout also knows the caller's rank: `D`, or for one [`padded`](Layout::padded) from a rank known
+/// only at run time, that rank. Its first `D - rank` dimensions are then the padding (size 1), and axes
+/// and errors count dimensions from the first of the caller's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Layout<const D: usize> {
     // Read in place by the walk (`plan.rs`), where copying the arrays out costs flash; written only here.
     pub(crate) sizes: [usize; D],
     pub(crate) strides: [isize; D],
     offset: usize,
+    rank: usize,
+}
+
+/// The number of elements of `sizes`, if it fits `isize`.
+fn element_count(sizes: &[usize]) -> Option<usize> {
+    let mut elements = 1usize;
+    for &size in sizes {
+        elements = elements.checked_mul(size)?;
+    }
+    (elements <= isize::MAX as usize).then_some(elements)
+}
+
+/// The lowest and highest of `start + Σ coord[d]·strides[d]` over the coordinates inside `sizes`, which
+/// are not empty; `None` on overflow.
+fn reach<const D: usize>(start: isize, sizes: &[usize; D], strides: &[isize; D]) -> Option<(isize, isize)> {
+    let (mut lowest, mut highest) = (start, start);
+    for (&size, &stride) in sizes.iter().zip(strides) {
+        // `size - 1` fits isize because the element count does.
+        let reach = (size.checked_sub(1)? as isize).checked_mul(stride)?;
+        if reach < 0 {
+            lowest = lowest.checked_add(reach)?;
+        } else {
+            highest = highest.checked_add(reach)?;
+        }
+    }
+    Some((lowest, highest))
+}
+
+/// The memory a view made from raw parts spans, from the element at coordinate zero: from `lowest`
+/// elements away, `len` elements.
+#[derive(Clone, Copy)]
+struct Span {
+    lowest: isize,
+    len: usize,
 }
 
 impl<const D: usize> Layout<D> {
     const RANK_IS_SUPPORTED: () = assert!(D >= 1 && D <= MAX_RANK, "views have 1 to 8 dimensions");
 
-    /// Validates a layout for a slice of `len` elements. `tensor` only names the tensor in errors.
+    /// Validates a layout for a slice of `len` elements. `operand` only names the operand in errors.
     pub fn new(
-        tensor: Tensor,
+        operand: Operand,
         sizes: [usize; D],
         strides: [isize; D],
         offset: usize,
         len: usize,
     ) -> Result<Self, Error> {
         let () = Self::RANK_IS_SUPPORTED;
-        let overflow = Error::Overflow { tensor };
-        let mut elements = 1usize;
-        for &size in &sizes {
-            elements = elements.checked_mul(size).ok_or(overflow)?;
-        }
-        if elements > isize::MAX as usize {
-            return Err(overflow);
-        }
-        let layout = Layout { sizes, strides, offset };
+        let overflow = Error::Overflow { operand };
+        let elements = element_count(&sizes).ok_or(overflow)?;
+        let layout = Layout {
+            sizes,
+            strides,
+            offset,
+            rank: D,
+        };
         if elements == 0 {
             // No coordinate exists, so no address is reachable.
             return Ok(layout);
         }
         let start = isize::try_from(offset).map_err(|_| overflow)?;
-        let (mut lowest, mut highest) = (start, start);
-        for (&size, &stride) in sizes.iter().zip(&strides) {
-            // `size - 1` fits isize because the element count does.
-            let reach = ((size - 1) as isize).checked_mul(stride).ok_or(overflow)?;
-            if reach < 0 {
-                lowest = lowest.checked_add(reach).ok_or(overflow)?;
-            } else {
-                highest = highest.checked_add(reach).ok_or(overflow)?;
-            }
-        }
+        let (lowest, highest) = reach(start, &sizes, &strides).ok_or(overflow)?;
         if lowest < 0 || highest as usize >= len {
             return Err(Error::OutOfBounds {
-                tensor,
+                operand,
                 lowest,
                 highest,
                 len,
@@ -67,17 +103,37 @@ impl<const D: usize> Layout<D> {
     }
 
     /// Row-major strides for `sizes` (the last dimension contiguous), offset 0.
-    pub fn contiguous(tensor: Tensor, sizes: [usize; D], len: usize) -> Result<Self, Error> {
+    pub fn contiguous(operand: Operand, sizes: [usize; D], len: usize) -> Result<Self, Error> {
         let () = Self::RANK_IS_SUPPORTED;
         let mut strides = [0isize; D];
         let mut step = 1isize;
         for d in (0..D).rev() {
             strides[d] = step;
             // A zero size makes the view empty; later strides do not matter then.
-            let size = isize::try_from(sizes[d].max(1)).map_err(|_| Error::Overflow { tensor })?;
+            let size = isize::try_from(sizes[d].max(1)).map_err(|_| Error::Overflow { operand })?;
             step = step.checked_mul(size).unwrap_or(isize::MAX);
         }
-        Self::new(tensor, sizes, strides, 0, len)
+        Self::new(operand, sizes, strides, 0, len)
+    }
+
+    /// The layout of raw parts: `sizes` and `strides` from the element at coordinate zero, validated as
+    /// [`Layout::new`] validates them for the slice that would run from the lowest element the view
+    /// reaches to the highest (its offset the distance from the lowest to coordinate zero). Returns that
+    /// layout and the span: the lowest element's address from coordinate zero, and the span's length in
+    /// elements (0 and 0 when the view is empty).
+    fn spanning(operand: Operand, sizes: [usize; D], strides: [isize; D]) -> Result<(Self, Span), Error> {
+        let () = Self::RANK_IS_SUPPORTED;
+        let overflow = Error::Overflow { operand };
+        if element_count(&sizes).ok_or(overflow)? == 0 {
+            return Ok((Layout::new(operand, sizes, strides, 0, 0)?, Span { lowest: 0, len: 0 }));
+        }
+        let (lowest, highest) = reach(0, &sizes, &strides).ok_or(overflow)?;
+        let len = highest
+            .checked_sub(lowest)
+            .and_then(|span| span.checked_add(1))
+            .ok_or(overflow)? as usize;
+        let layout = Layout::new(operand, sizes, strides, lowest.unsigned_abs(), len)?;
+        Ok((layout, Span { lowest, len }))
     }
 
     /// Checks that no two coordinates map to one address (what an output view needs).
@@ -86,7 +142,7 @@ impl<const D: usize> Layout<D> {
     /// reach of all smaller ones together. It accepts every permuted or stepped layout (e.g. u32 indices
     /// every other word of a u64 buffer) and rejects zero strides on dimensions longer than 1. A few
     /// exotic interleavings that happen not to collide (sizes `[3, 2]`, strides `[2, 3]`) are rejected too.
-    pub fn check_unaliased(&self, tensor: Tensor) -> Result<(), Error> {
+    pub fn check_unaliased(&self, operand: Operand) -> Result<(), Error> {
         if self.elements() == 0 {
             return Ok(());
         }
@@ -95,7 +151,7 @@ impl<const D: usize> Layout<D> {
         for d in 0..D {
             if self.sizes[d] > 1 {
                 if self.strides[d] == 0 {
-                    return Err(Error::Aliasing { tensor, dim: d });
+                    return Err(self.aliasing(operand, d));
                 }
                 dims[used] = d;
                 used += 1;
@@ -107,7 +163,7 @@ impl<const D: usize> Layout<D> {
         for &d in dims.iter() {
             let stride = self.strides[d].unsigned_abs();
             if stride <= reach {
-                return Err(Error::Aliasing { tensor, dim: d });
+                return Err(self.aliasing(operand, d));
             }
             // No overflow: the constructor bounded every reach by the slice length.
             reach += (self.sizes[d] - 1) * stride;
@@ -115,12 +171,21 @@ impl<const D: usize> Layout<D> {
         Ok(())
     }
 
-    /// Sizes of the dimensions.
+    /// [`Error::Aliasing`] at dimension `d`, in the caller's numbering (the padding has size 1, so `d` is
+    /// one of the caller's dimensions).
+    fn aliasing(&self, operand: Operand, d: usize) -> Error {
+        Error::Aliasing {
+            operand,
+            dim: d - self.padding(),
+        }
+    }
+
+    /// Sizes of the dimensions (at rank `D`, the padding included).
     pub fn sizes(&self) -> [usize; D] {
         self.sizes
     }
 
-    /// Strides of the dimensions, in elements.
+    /// Strides of the dimensions, in elements (at rank `D`, the padding included).
     pub fn strides(&self) -> [isize; D] {
         self.strides
     }
@@ -130,6 +195,26 @@ impl<const D: usize> Layout<D> {
         self.offset
     }
 
+    /// The caller's dimension count: `D`, or the rank a [`padded`](Layout::padded) layout was made from.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The dimensions of padding in front of the caller's (0 but for a [`padded`](Layout::padded) layout).
+    pub(crate) fn padding(&self) -> usize {
+        D - self.rank
+    }
+
+    /// The index into [`sizes`](Self::sizes) of the caller's `axis`: `axis` itself, counted from the last
+    /// dimension when negative (-1 is the last), past the padding; `None` outside `-rank..rank`.
+    pub fn axis_index(&self, axis: isize) -> Option<usize> {
+        let rank = self.rank as isize;
+        let from_first = if axis < 0 { axis.checked_add(rank)? } else { axis };
+        (0..rank)
+            .contains(&from_first)
+            .then(|| from_first as usize + self.padding())
+    }
+
     /// Number of elements (the product of the sizes).
     pub fn elements(&self) -> usize {
         // Cannot overflow: the constructor checked the product.
@@ -137,7 +222,7 @@ impl<const D: usize> Layout<D> {
     }
 
     /// The same layout at rank 8: dimensions of size 1 (stride 0) in front, as [`Layout::padded`] makes
-    /// them. It reaches the same addresses, so it fits the same slice.
+    /// them, and the same caller's rank. It reaches the same addresses, so it fits the same slice.
     pub(crate) fn pad(&self) -> Layout<MAX_RANK> {
         let () = Self::RANK_IS_SUPPORTED;
         let pad = MAX_RANK - D;
@@ -149,7 +234,18 @@ impl<const D: usize> Layout<D> {
             sizes,
             strides,
             offset: self.offset,
+            rank: self.rank,
         }
+    }
+
+    /// The same layout, its first `D - rank` dimensions (of size 1) counted as padding.
+    pub(crate) fn with_rank(self, rank: usize) -> Self {
+        debug_assert!(
+            rank <= D && self.sizes[..D - rank].iter().all(|&s| s == 1),
+            "rank {rank} of {:?}",
+            self.sizes
+        );
+        Layout { rank, ..self }
     }
 
     /// Address of `coord`; every coordinate inside `sizes` gives one inside the slice.
@@ -169,53 +265,110 @@ pub(crate) fn address<const D: usize>(offset: usize, strides: &[isize; D], coord
     address
 }
 
+/// Sizes and strides of run-time rank (1..=8) padded in front to rank 8 with dimensions of size 1
+/// (stride 0 where strides are given; row-major strides where `strides` is `None`), and the rank.
+fn pad_dims(
+    operand: Operand,
+    sizes: &[usize],
+    strides: Option<&[isize]>,
+) -> Result<([usize; MAX_RANK], [isize; MAX_RANK], usize), Error> {
+    let rank = sizes.len();
+    if !(1..=MAX_RANK).contains(&rank) || strides.is_some_and(|s| s.len() != rank) {
+        return Err(Error::Rank { rank });
+    }
+    let pad = MAX_RANK - rank;
+    let mut padded_sizes = [1usize; MAX_RANK];
+    padded_sizes[pad..].copy_from_slice(sizes);
+    let padded_strides = match strides {
+        // Only the strides are wanted here (no slice is too long for them); the bounds are checked next,
+        // with the offset, so that an error reports the addresses the view really reaches.
+        None => Layout::contiguous(operand, padded_sizes, usize::MAX)?.strides,
+        Some(strides) => {
+            let mut padded = [0isize; MAX_RANK];
+            padded[pad..].copy_from_slice(strides);
+            padded
+        }
+    };
+    Ok((padded_sizes, padded_strides, rank))
+}
+
 impl Layout<MAX_RANK> {
     /// A layout whose rank (1..=8) is known only at run time, padded in front to rank 8 with dimensions
-    /// of size 1: axis `a` of the original is axis [`padded_axis`]`(a, rank)` of the result, and the
-    /// elements, their order and their addresses are unchanged. `strides: None` means row-major.
+    /// of size 1: the elements, their order and their addresses are unchanged, and the layout remembers
+    /// `sizes.len()` as its [`rank`](Layout::rank), so that a request's axis is the caller's (0 is the
+    /// first of `sizes`) and its errors name the caller's dimensions. `strides: None` means row-major.
     pub fn padded(
-        tensor: Tensor,
+        operand: Operand,
         sizes: &[usize],
         strides: Option<&[isize]>,
         offset: usize,
         len: usize,
     ) -> Result<Self, Error> {
-        let rank = sizes.len();
-        if !(1..=MAX_RANK).contains(&rank) || strides.is_some_and(|s| s.len() != rank) {
-            return Err(Error::Rank { rank });
-        }
-        let pad = MAX_RANK - rank;
-        let mut padded_sizes = [1usize; MAX_RANK];
-        padded_sizes[pad..].copy_from_slice(sizes);
-        match strides {
-            None => {
-                // Only the strides are wanted here (no slice is too long for them); the bounds are checked
-                // next, with the offset, so that an error reports the addresses the view really reaches.
-                let row_major = Layout::contiguous(tensor, padded_sizes, usize::MAX)?;
-                Layout::new(tensor, padded_sizes, row_major.strides, offset, len)
-            }
-            Some(strides) => {
-                let mut padded_strides = [0isize; MAX_RANK];
-                padded_strides[pad..].copy_from_slice(strides);
-                Layout::new(tensor, padded_sizes, padded_strides, offset, len)
-            }
-        }
+        let (sizes, strides, rank) = pad_dims(operand, sizes, strides)?;
+        Ok(Layout::new(operand, sizes, strides, offset, len)?.with_rank(rank))
+    }
+
+    /// [`Layout::spanning`] of run-time rank, padded as [`Layout::padded`] pads.
+    fn padded_spanning(operand: Operand, sizes: &[usize], strides: &[isize]) -> Result<(Self, Span), Error> {
+        let (sizes, strides, rank) = pad_dims(operand, sizes, Some(strides))?;
+        let (layout, span) = Layout::spanning(operand, sizes, strides)?;
+        Ok((layout.with_rank(rank), span))
     }
 }
 
-/// Where axis `axis` of a rank-`rank` tensor lands after [`Layout::padded`]: `axis + 8 - rank`.
-///
-/// Out-of-range axes stay out of range (they are reported when the plan is made).
-pub fn padded_axis(axis: usize, rank: usize) -> usize {
-    axis.saturating_add(MAX_RANK.saturating_sub(rank))
+/// The pointer a view made from raw parts keeps: `ptr` (coordinate zero) moved to the lowest element
+/// of the span, which the layout's offset undoes; dangling when the span is empty (the view has no
+/// element). Refuses a null or misaligned `ptr`, and a span of more than `isize::MAX` bytes.
+fn raw_data<T>(operand: Operand, ptr: *mut T, span: Span) -> Result<NonNull<T>, Error> {
+    if span.len == 0 {
+        return Ok(NonNull::dangling());
+    }
+    let misaligned = Error::Alignment {
+        operand,
+        address: ptr.addr(),
+        align: align_of::<T>(),
+    };
+    if ptr.is_null() || !ptr.is_aligned() {
+        return Err(misaligned);
+    }
+    if span
+        .len
+        .checked_mul(size_of::<T>())
+        .is_none_or(|bytes| bytes > isize::MAX as usize)
+    {
+        return Err(Error::Overflow { operand });
+    }
+    // `wrapping_offset`: no precondition here. By the caller's contract the result is one of the view's
+    // elements, inside the caller's allocation, like every address the layout reaches from it.
+    NonNull::new(ptr.wrapping_offset(span.lowest)).ok_or(misaligned)
 }
 
-/// A read-only strided view of `D` dimensions over a slice.
-#[derive(Clone, Copy, Debug)]
+/// A read-only strided view of `D` dimensions: a borrow of the elements it reaches, as `&'a [T]` is of
+/// a slice's.
+#[derive(Debug)]
 pub struct View<'a, T, const D: usize> {
-    data: &'a [T],
+    /// Address 0 of the layout.
+    data: NonNull<T>,
     layout: Layout<D>,
+    /// The length of the slice the view was made from, which starts at `data`; `None` for one made from
+    /// raw parts.
+    slice_len: Option<usize>,
+    borrow: PhantomData<&'a [T]>,
 }
+
+// Derived, these would ask `T: Clone` (a view copies a pointer, not elements).
+impl<T, const D: usize> Clone for View<'_, T, D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T, const D: usize> Copy for View<'_, T, D> {}
+
+// SAFETY: a view only reads its elements, as a `&[T]` does, which is `Send` and `Sync` for `T: Sync`.
+unsafe impl<T: Sync, const D: usize> Send for View<'_, T, D> {}
+// SAFETY: as above.
+unsafe impl<T: Sync, const D: usize> Sync for View<'_, T, D> {}
 
 impl<'a, T, const D: usize> View<'a, T, D> {
     /// A view with explicit strides (in elements) and offset; strides may be zero or negative.
@@ -230,14 +383,64 @@ impl<'a, T, const D: usize> View<'a, T, D> {
     /// # Ok::<(), topk_kernels::Error>(())
     /// ```
     pub fn new(data: &'a [T], sizes: [usize; D], strides: [isize; D], offset: usize) -> Result<Self, Error> {
-        let layout = Layout::new(Tensor::Input, sizes, strides, offset, data.len())?;
-        Ok(View { data, layout })
+        let layout = Layout::new(Operand::Input, sizes, strides, offset, data.len())?;
+        Ok(View::from_slice(data, layout))
     }
 
     /// A row-major view of `sizes` at the start of `data` (which may be longer).
     pub fn contiguous(data: &'a [T], sizes: [usize; D]) -> Result<Self, Error> {
-        let layout = Layout::contiguous(Tensor::Input, sizes, data.len())?;
-        Ok(View { data, layout })
+        let layout = Layout::contiguous(Operand::Input, sizes, data.len())?;
+        Ok(View::from_slice(data, layout))
+    }
+
+    /// A view of memory this crate did not get as a slice: a tensor library's storage, a runtime's or a C
+    /// caller's buffer. Element `coord` is at `ptr + Σ coord[d]·strides[d]` (in elements; strides may be
+    /// zero or negative): `ptr` is the element at coordinate zero, as ndarray's `as_ptr` and DLPack's
+    /// `data + byte_offset` give it.
+    ///
+    /// Everything that can be checked is, as [`View::new`] checks it: the sizes and strides (no
+    /// overflow; the span from the lowest element reached to the highest within `isize::MAX` bytes), and
+    /// `ptr` (neither null nor misaligned: [`Error::Alignment`]). A view without elements never uses
+    /// `ptr`, which may then be anything.
+    ///
+    /// ```
+    /// use topk_kernels::View;
+    /// let data = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    /// // The rows of a 2x3 matrix read backwards: coordinate zero is element 2.
+    /// // SAFETY: every element the view reaches (0 to 5) is one of `data`'s, which nothing writes while
+    /// // the view lives.
+    /// let reversed = unsafe { View::from_raw_parts(data.as_ptr().add(2), [2, 3], [3, -1]) }?;
+    /// assert_eq!(reversed.sizes(), [2, 3]);
+    /// # Ok::<(), topk_kernels::Error>(())
+    /// ```
+    ///
+    /// # Safety
+    /// If the view has elements, then for every coordinate inside `sizes`, the element at
+    /// `ptr + Σ coord[d]·strides[d]`:
+    /// - lies inside one allocated object, the same for all of them (`ptr` among them);
+    /// - is initialised, and valid for reads for `'a`;
+    /// - is not written by anyone, through any pointer or reference, during `'a`.
+    ///
+    /// Only those elements are read. Memory between them (a stepped view's gaps, another view's
+    /// elements interleaved with these) is never read or written, and others may write it meanwhile.
+    pub unsafe fn from_raw_parts(ptr: *const T, sizes: [usize; D], strides: [isize; D]) -> Result<Self, Error> {
+        let (layout, span) = Layout::spanning(Operand::Input, sizes, strides)?;
+        let data = raw_data(Operand::Input, ptr.cast_mut(), span)?;
+        Ok(View {
+            data,
+            layout,
+            slice_len: None,
+            borrow: PhantomData,
+        })
+    }
+
+    fn from_slice(data: &'a [T], layout: Layout<D>) -> Self {
+        View {
+            data: NonNull::from(data).cast(),
+            layout,
+            slice_len: Some(data.len()),
+            borrow: PhantomData,
+        }
     }
 
     /// The validated layout.
@@ -250,8 +453,30 @@ impl<'a, T, const D: usize> View<'a, T, D> {
         self.layout.sizes
     }
 
-    /// The whole underlying slice.
-    pub fn data(&self) -> &'a [T] {
+    /// The slice the view was made from ([`View::new`], [`View::contiguous`], [`View::padded`]), whose
+    /// element 0 is the layout's address 0; `None` for a view made from raw parts, whose memory between
+    /// elements is not the view's to read.
+    ///
+    /// ```
+    /// use topk_kernels::View;
+    /// let data = [1u8, 2, 3, 4];
+    /// let view = View::new(&data, [2], [2], 1)?;
+    /// assert_eq!(view.source(), Some(&data[..]));
+    /// // SAFETY: the two elements are `data`'s, unwritten while the view lives.
+    /// let raw = unsafe { View::from_raw_parts(data.as_ptr().add(1), [2], [2]) }?;
+    /// assert_eq!(raw.source(), None);
+    /// # Ok::<(), topk_kernels::Error>(())
+    /// ```
+    pub fn source(&self) -> Option<&'a [T]> {
+        let len = self.slice_len?;
+        // SAFETY: `data` is the start of a slice of `len` elements borrowed for 'a (`from_slice`, the only
+        // place that sets `slice_len`).
+        Some(unsafe { core::slice::from_raw_parts(self.data.as_ptr(), len) })
+    }
+
+    /// Address 0 of the layout: every address the layout reaches from it holds one of the view's
+    /// elements, readable and unchanging for `'a`.
+    pub(crate) fn data(&self) -> NonNull<T> {
         self.data
     }
 
@@ -260,46 +485,208 @@ impl<'a, T, const D: usize> View<'a, T, D> {
         View {
             data: self.data,
             layout: self.layout.pad(),
+            slice_len: self.slice_len,
+            borrow: PhantomData,
         }
+    }
+
+    /// The sequence along `axis` through `coord` (which has 0 there) as a view of its own.
+    #[cfg(feature = "rayon")]
+    pub(crate) fn line(&self, coord: &[usize; D], axis: usize) -> Option<View<'a, T, 1>> {
+        let layout = line(&self.layout, coord, axis)?;
+        Some(View {
+            data: self.data,
+            layout,
+            slice_len: self.slice_len,
+            borrow: PhantomData,
+        })
     }
 }
 
-/// A writable strided view: like [`View`], and no two coordinates may share an element.
-#[derive(Debug)]
-pub struct ViewMut<'a, T, const D: usize> {
-    pub(crate) data: &'a mut [T],
-    pub(crate) layout: Layout<D>,
+/// The layout of the sequence along `axis` through `coord` (0 there, inside elsewhere): its elements are
+/// the layout's own, at the same addresses.
+#[cfg(feature = "rayon")]
+fn line<const D: usize>(layout: &Layout<D>, coord: &[usize; D], axis: usize) -> Option<Layout<1>> {
+    let inside = coord.iter().zip(&layout.sizes).all(|(&c, &size)| c < size);
+    if !inside || coord.get(axis) != Some(&0) {
+        return None;
+    }
+    Some(Layout {
+        sizes: [layout.sizes[axis]],
+        strides: [layout.strides[axis]],
+        offset: usize::try_from(layout.address(coord)).ok()?,
+        rank: 1,
+    })
+}
+
+impl<'a, T: Copy> View<'a, T, 1> {
+    /// The element at `position`, if the view has one there.
+    #[inline]
+    pub(crate) fn get(&self, position: usize) -> Option<T> {
+        if position >= self.layout.sizes[0] {
+            return None;
+        }
+        let address = self.layout.address(&[position]);
+        // SAFETY: a coordinate inside the sizes: the constructor proved its address one of the view's
+        // elements, readable for 'a.
+        Some(unsafe { self.data.as_ptr().offset(address).read() })
+    }
+
+    /// The elements as one slice, if they are adjacent in memory (stride 1, or fewer than two).
+    pub(crate) fn as_slice(&self) -> Option<&'a [T]> {
+        let ([len], [stride]) = (self.layout.sizes, self.layout.strides);
+        if len == 0 {
+            return Some(&[]);
+        }
+        if stride != 1 && len > 1 {
+            return None;
+        }
+        // SAFETY: the `len` elements from coordinate 0 are the view's (stride 1), readable and unchanging
+        // for 'a; the first is aligned and inside the caller's allocation, like every element.
+        Some(unsafe { core::slice::from_raw_parts(self.data.as_ptr().add(self.layout.offset), len) })
+    }
+
+    /// The `len` elements from position `first` on, as a view of their own.
+    #[cfg(feature = "rayon")]
+    pub(crate) fn part(&self, first: usize, len: usize) -> Option<View<'a, T, 1>> {
+        let ([size], [stride]) = (self.layout.sizes, self.layout.strides);
+        if first.checked_add(len)? > size {
+            return None;
+        }
+        // Inside the view: first < size unless len is 0, when no address is reached.
+        let offset = (self.layout.offset as isize).wrapping_add((first as isize).wrapping_mul(stride));
+        Some(View {
+            data: self.data,
+            layout: Layout {
+                sizes: [len],
+                strides: [stride],
+                offset: if len == 0 { 0 } else { usize::try_from(offset).ok()? },
+                rank: 1,
+            },
+            slice_len: self.slice_len,
+            borrow: PhantomData,
+        })
+    }
 }
 
 impl<'a, T> View<'a, T, MAX_RANK> {
-    /// A view of run-time rank (1..=8), padded to rank 8 as [`Layout::padded`] says.
+    /// A view of run-time rank (1..=8), padded to rank 8 as [`Layout::padded`] says: requests on it take
+    /// the caller's axis (0 is the first of `sizes`, -1 the last), and errors name the caller's
+    /// dimensions.
     pub fn padded(data: &'a [T], sizes: &[usize], strides: Option<&[isize]>, offset: usize) -> Result<Self, Error> {
-        let layout = Layout::padded(Tensor::Input, sizes, strides, offset, data.len())?;
-        Ok(View { data, layout })
+        let layout = Layout::padded(Operand::Input, sizes, strides, offset, data.len())?;
+        Ok(View::from_slice(data, layout))
+    }
+
+    /// [`View::from_raw_parts`] of run-time rank (1..=8), padded to rank 8 as [`View::padded`] is.
+    ///
+    /// # Safety
+    /// As [`View::from_raw_parts`]'s, for the coordinates inside `sizes`.
+    pub unsafe fn padded_from_raw_parts(ptr: *const T, sizes: &[usize], strides: &[isize]) -> Result<Self, Error> {
+        let (layout, span) = Layout::padded_spanning(Operand::Input, sizes, strides)?;
+        let data = raw_data(Operand::Input, ptr.cast_mut(), span)?;
+        Ok(View {
+            data,
+            layout,
+            slice_len: None,
+            borrow: PhantomData,
+        })
     }
 }
 
+/// A writable strided view: like [`View`], and no two coordinates may share an element. A borrow of the
+/// elements it reaches, as `&'a mut [T]` is of a slice's.
+#[derive(Debug)]
+pub struct ViewMut<'a, T, const D: usize> {
+    /// Address 0 of the layout.
+    pub(crate) data: NonNull<T>,
+    pub(crate) layout: Layout<D>,
+    borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a writable view is an exclusive borrow of its elements, as a `&mut [T]` is, which is `Send`
+// for `T: Send` and `Sync` for `T: Sync`.
+unsafe impl<T: Send, const D: usize> Send for ViewMut<'_, T, D> {}
+// SAFETY: as above; `&ViewMut` gives no access to the elements.
+unsafe impl<T: Sync, const D: usize> Sync for ViewMut<'_, T, D> {}
+
 impl<'a, T> ViewMut<'a, T, MAX_RANK> {
-    /// A writable view of run-time rank (1..=8), padded to rank 8 as [`Layout::padded`] says.
+    /// A writable view of run-time rank (1..=8), padded to rank 8 as [`View::padded`] is.
     pub fn padded(data: &'a mut [T], sizes: &[usize], strides: Option<&[isize]>, offset: usize) -> Result<Self, Error> {
-        let layout = Layout::padded(Tensor::Output, sizes, strides, offset, data.len())?;
-        layout.check_unaliased(Tensor::Output)?;
-        Ok(ViewMut { data, layout })
+        let layout = Layout::padded(Operand::Output, sizes, strides, offset, data.len())?;
+        layout.check_unaliased(Operand::Output)?;
+        Ok(ViewMut::from_slice(data, layout))
+    }
+
+    /// [`ViewMut::from_raw_parts`] of run-time rank (1..=8), padded to rank 8 as [`View::padded`] is.
+    ///
+    /// # Safety
+    /// As [`ViewMut::from_raw_parts`]'s, for the coordinates inside `sizes`.
+    pub unsafe fn padded_from_raw_parts(ptr: *mut T, sizes: &[usize], strides: &[isize]) -> Result<Self, Error> {
+        let (layout, span) = Layout::padded_spanning(Operand::Output, sizes, strides)?;
+        layout.check_unaliased(Operand::Output)?;
+        let data = raw_data(Operand::Output, ptr, span)?;
+        Ok(ViewMut {
+            data,
+            layout,
+            borrow: PhantomData,
+        })
     }
 }
 
 impl<'a, T, const D: usize> ViewMut<'a, T, D> {
     /// A writable view with explicit strides and offset; it must not alias itself.
     pub fn new(data: &'a mut [T], sizes: [usize; D], strides: [isize; D], offset: usize) -> Result<Self, Error> {
-        let layout = Layout::new(Tensor::Output, sizes, strides, offset, data.len())?;
-        layout.check_unaliased(Tensor::Output)?;
-        Ok(ViewMut { data, layout })
+        let layout = Layout::new(Operand::Output, sizes, strides, offset, data.len())?;
+        layout.check_unaliased(Operand::Output)?;
+        Ok(ViewMut::from_slice(data, layout))
     }
 
     /// A row-major writable view of `sizes` at the start of `data` (which may be longer).
     pub fn contiguous(data: &'a mut [T], sizes: [usize; D]) -> Result<Self, Error> {
-        let layout = Layout::contiguous(Tensor::Output, sizes, data.len())?;
-        Ok(ViewMut { data, layout })
+        let layout = Layout::contiguous(Operand::Output, sizes, data.len())?;
+        Ok(ViewMut::from_slice(data, layout))
+    }
+
+    /// A writable view of memory this crate did not get as a slice, as [`View::from_raw_parts`] reads
+    /// one: `ptr` is the element at coordinate zero, strides are in elements. Checked as
+    /// [`ViewMut::new`] checks a view (and `ptr` as [`View::from_raw_parts`] does), no two coordinates
+    /// on one element included.
+    ///
+    /// # Safety
+    /// If the view has elements, then for every coordinate inside `sizes`, the element at
+    /// `ptr + Σ coord[d]·strides[d]`:
+    /// - lies inside one allocated object, the same for all of them (`ptr` among them);
+    /// - is initialised, and valid for reads and writes for `'a`;
+    /// - is not read or written by anyone else, through any pointer or reference, during `'a`.
+    ///
+    /// Only those elements are written. Memory between them (a stepped view's gaps, another view's
+    /// elements interleaved with these) is never read or written, and others may use it meanwhile.
+    pub unsafe fn from_raw_parts(ptr: *mut T, sizes: [usize; D], strides: [isize; D]) -> Result<Self, Error> {
+        let (layout, span) = Layout::spanning(Operand::Output, sizes, strides)?;
+        layout.check_unaliased(Operand::Output)?;
+        let data = raw_data(Operand::Output, ptr, span)?;
+        Ok(ViewMut {
+            data,
+            layout,
+            borrow: PhantomData,
+        })
+    }
+
+    fn from_slice(data: &'a mut [T], layout: Layout<D>) -> Self {
+        ViewMut {
+            data: NonNull::from(data).cast(),
+            layout,
+            borrow: PhantomData,
+        }
+    }
+
+    /// A row-major writable view of `sizes`, of rank `rank` as a [`padded`](ViewMut::padded) one is
+    /// (the first `D - rank` sizes are 1).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn contiguous_of_rank(data: &'a mut [T], sizes: [usize; D], rank: usize) -> Result<Self, Error> {
+        let layout = Layout::contiguous(Operand::Output, sizes, data.len())?.with_rank(rank);
+        Ok(ViewMut::from_slice(data, layout))
     }
 
     /// The validated layout.
@@ -315,18 +702,20 @@ impl<'a, T, const D: usize> ViewMut<'a, T, D> {
     /// A shorter-lived view of the same elements.
     pub fn reborrow(&mut self) -> ViewMut<'_, T, D> {
         ViewMut {
-            data: &mut *self.data,
+            data: self.data,
             layout: self.layout,
+            borrow: PhantomData,
         }
     }
 
-    /// The line of `len` elements `stride` apart from `offset`, inside the same slice.
+    /// The sequence along `axis` through `coord` (which has 0 there) as a view of its own.
     #[cfg(feature = "rayon")]
-    pub(crate) fn line(&mut self, len: usize, stride: isize, offset: usize) -> Result<ViewMut<'_, T, 1>, Error> {
-        let layout = Layout::new(Tensor::Output, [len], [stride], offset, self.data.len())?;
-        Ok(ViewMut {
-            data: &mut *self.data,
+    pub(crate) fn line(&mut self, coord: &[usize; D], axis: usize) -> Option<ViewMut<'_, T, 1>> {
+        let layout = line(&self.layout, coord, axis)?;
+        Some(ViewMut {
+            data: self.data,
             layout,
+            borrow: PhantomData,
         })
     }
 }
@@ -334,16 +723,11 @@ impl<'a, T, const D: usize> ViewMut<'a, T, D> {
 impl<T> ViewMut<'_, T, 1> {
     /// Writes `items` along the one dimension, from its first element; items past its size are dropped.
     pub(crate) fn write_all(self, items: impl IntoIterator<Item = T>) {
-        let [stride] = self.layout.strides();
-        let mut address = self.layout.offset() as isize;
-        for item in items.into_iter().take(self.layout.sizes[0]) {
-            // Validated: every coordinate's address is inside the slice.
-            if let Some(out) = self.data.get_mut(address as usize) {
-                *out = item;
-            }
-            // Wrapping: the step after the last item is never used, and a one-element view may have any
-            // stride (fuzz finding 3).
-            address = address.wrapping_add(stride);
+        for (position, item) in (0..self.layout.sizes[0]).zip(items) {
+            let address = self.layout.address(&[position]);
+            // SAFETY: a coordinate inside the sizes: the constructor proved its address one of the view's
+            // elements, writable and not accessed otherwise for its lifetime.
+            unsafe { self.data.as_ptr().offset(address).write(item) };
         }
     }
 }
@@ -352,15 +736,15 @@ impl<T> ViewMut<'_, T, 1> {
 mod tests {
     use super::*;
 
-    const T: Tensor = Tensor::Values;
+    const T: Operand = Operand::Values;
 
     fn overflow<const D: usize>() -> Result<Layout<D>, Error> {
-        Err(Error::Overflow { tensor: T })
+        Err(Error::Overflow { operand: T })
     }
 
     fn out_of_bounds(lowest: isize, highest: isize, len: usize) -> Error {
         Error::OutOfBounds {
-            tensor: T,
+            operand: T,
             lowest,
             highest,
             len,
@@ -423,7 +807,7 @@ mod tests {
         assert_eq!(Layout::contiguous(T, [2, 3], 5), Err(out_of_bounds(0, 5, 5)));
         assert_eq!(
             Layout::contiguous(T, [usize::MAX, 2], 0),
-            Err(Error::Overflow { tensor: T })
+            Err(Error::Overflow { operand: T })
         );
     }
 
@@ -466,21 +850,21 @@ mod tests {
 
     #[test]
     fn check_unaliased_rejects_with_the_dimension() {
-        assert_eq!(aliasing([2], [0]), Err(Error::Aliasing { tensor: T, dim: 0 }));
+        assert_eq!(aliasing([2], [0]), Err(Error::Aliasing { operand: T, dim: 0 }));
         assert_eq!(
             aliasing([1, 3, 2], [5, 1, 0]),
-            Err(Error::Aliasing { tensor: T, dim: 2 })
+            Err(Error::Aliasing { operand: T, dim: 2 })
         );
-        assert_eq!(aliasing([2, 3], [2, 1]), Err(Error::Aliasing { tensor: T, dim: 0 }));
-        assert_eq!(aliasing([3, 2], [-1, 2]), Err(Error::Aliasing { tensor: T, dim: 1 }));
+        assert_eq!(aliasing([2, 3], [2, 1]), Err(Error::Aliasing { operand: T, dim: 0 }));
+        assert_eq!(aliasing([3, 2], [-1, 2]), Err(Error::Aliasing { operand: T, dim: 1 }));
         // (1, 1, 0) and (0, 0, 1) both land on 3.
         assert_eq!(
             aliasing([2, 2, 2], [1, 2, 3]),
-            Err(Error::Aliasing { tensor: T, dim: 2 })
+            Err(Error::Aliasing { operand: T, dim: 2 })
         );
         // The documented conservative case: sizes [3, 2], strides [2, 3] do not collide, yet are refused.
-        assert_eq!(aliasing([3, 2], [2, 3]), Err(Error::Aliasing { tensor: T, dim: 1 }));
-        assert_eq!(aliasing([2, 2], [4, 4]), Err(Error::Aliasing { tensor: T, dim: 1 }));
+        assert_eq!(aliasing([3, 2], [2, 3]), Err(Error::Aliasing { operand: T, dim: 1 }));
+        assert_eq!(aliasing([2, 2], [4, 4]), Err(Error::Aliasing { operand: T, dim: 1 }));
     }
 
     #[test]
@@ -496,11 +880,33 @@ mod tests {
         let full = Layout::padded(T, &[1, 2, 1, 2, 1, 2, 1, 2], None, 1, 17).unwrap();
         assert_eq!(full.sizes(), [1, 2, 1, 2, 1, 2, 1, 2]);
         assert_eq!(full.offset(), 1);
-        assert_eq!(padded_axis(0, 3), 5);
-        assert_eq!(padded_axis(2, 3), 7);
-        assert_eq!(padded_axis(7, 8), 7);
-        assert_eq!(padded_axis(3, 3), 8); // still out of range
-        assert_eq!(padded_axis(usize::MAX, 1), usize::MAX);
+        assert_eq!(full.rank(), 8);
+    }
+
+    #[test]
+    fn axes_count_from_the_callers_first_or_last_dimension() {
+        let padded = Layout::padded(T, &[2, 3, 4], None, 0, 24).unwrap();
+        assert_eq!(padded.rank(), 3);
+        assert_eq!(padded.axis_index(0), Some(5));
+        assert_eq!(padded.axis_index(2), Some(7));
+        assert_eq!(padded.axis_index(-1), Some(7));
+        assert_eq!(padded.axis_index(-3), Some(5));
+        for outside in [3, -4, isize::MAX, isize::MIN] {
+            assert_eq!(padded.axis_index(outside), None, "{outside}");
+        }
+        let typed = Layout::contiguous(T, [2, 3], 6).unwrap();
+        assert_eq!(typed.rank(), 2);
+        assert_eq!((typed.axis_index(0), typed.axis_index(-1)), (Some(0), Some(1)));
+        assert_eq!((typed.axis_index(2), typed.axis_index(-3)), (None, None));
+        // Padding a typed layout keeps the caller's rank.
+        assert_eq!(typed.pad().rank(), 2);
+        assert_eq!(typed.pad().axis_index(-2), Some(6));
+    }
+
+    #[test]
+    fn padded_aliasing_names_the_callers_dimension() {
+        let layout = Layout::padded(T, &[2, 3], Some(&[0, 1]), 0, 3).unwrap();
+        assert_eq!(layout.check_unaliased(T), Err(Error::Aliasing { operand: T, dim: 0 }));
     }
 
     #[test]
@@ -517,7 +923,7 @@ mod tests {
         assert_eq!(Layout::padded(T, &[4], None, 2, 5), Err(out_of_bounds(2, 5, 5)));
         assert_eq!(
             Layout::padded(T, &[usize::MAX, 3], None, 0, 1),
-            Err(Error::Overflow { tensor: T })
+            Err(Error::Overflow { operand: T })
         );
     }
 }

@@ -65,7 +65,7 @@ impl<'a, T: Element> Plan<'a, T> {
             input.layout().elements() / len.max(1)
         };
         const { assert!(size_of::<I>() == 4 || size_of::<I>() == 8) };
-        let indices_data = NonNull::from(indices.data).cast::<I>();
+        let indices_data = indices.data;
         // `u32` and `i32` have the size and alignment of `u32`, `u64` and `i64` those of `u64`, and every
         // bit pattern is one of each.
         let words = if size_of::<I>() == 4 {
@@ -75,7 +75,7 @@ impl<'a, T: Element> Plan<'a, T> {
         };
         Plan {
             input: input.pad(),
-            values: Output::new(NonNull::from(values.data).cast::<T>(), &values.layout),
+            values: Output::new(values.data, &values.layout),
             indices: Output::new(words, &indices.layout),
             axis: axis + (MAX_RANK - D),
             k,
@@ -491,10 +491,10 @@ impl<'a, T: Element> Plan<'a, T> {
     /// `start` is the input's address of a coordinate with 0 on the axis.
     unsafe fn sequence(&self, start: isize) -> Sequence<'a, T> {
         let layout = self.input.layout();
-        // SAFETY: a validated layout maps every coordinate into the data, and the sequence's positions
-        // are the coordinates along the axis from one with 0 there (the caller's precondition).
+        // SAFETY: a validated view maps every coordinate to one of its elements, and the sequence's
+        // positions are the coordinates along the axis from one with 0 there (the caller's precondition).
         unsafe {
-            Sequence::new(
+            Sequence::from_ptr(
                 self.input.data(),
                 start,
                 layout.strides[self.axis],

@@ -416,7 +416,7 @@ pub fn oracle<T: Value, const D: usize>(
         for p in 0..n {
             let mut at = *c;
             at[axis] = p;
-            sorted.push((input.data()[address(&strided, &at)].key().widen(), p));
+            sorted.push((input.source().unwrap()[address(&strided, &at)].key().widen(), p));
         }
         sort_in_order(&mut sorted, direction);
         // Coordinates along the axis are consecutive in row-major order `stride` apart.
@@ -424,7 +424,7 @@ pub fn oracle<T: Value, const D: usize>(
         for (j, &(_, p)) in sorted[..k].iter().enumerate() {
             let mut at = *c;
             at[axis] = p;
-            expected.values[i + j * stride] = input.data()[address(&strided, &at)].to_bits();
+            expected.values[i + j * stride] = input.source().unwrap()[address(&strided, &at)].to_bits();
             expected.indices[i + j * stride] = p as i128;
         }
     }
