@@ -544,7 +544,7 @@ fn k_1_along_short_non_last_axes_keeps_the_first_best() {
                 })
                 .collect();
             let bytes: Vec<u8> = (0..len).map(|i| (level(i) % 3) as u8 * 127).collect();
-            let longs: Vec<i64> = (0..len).map(|i| (level(i) as i64 - 5) * i64::MAX / 6).collect();
+            let longs: Vec<i64> = (0..len).map(|i| (level(i) as i64 - 5) * (i64::MAX / 6)).collect();
             for direction in [Decreasing, Increasing] {
                 select(View::contiguous(&floats, [2, n, inner]).unwrap(), 1, 1, direction);
                 select(View::contiguous(&bytes, [2, n, inner]).unwrap(), 1, 1, direction);
