@@ -169,14 +169,14 @@ if step "tests (aarch64 under qemu: NEON and the portable engine; release, for q
     # `topk_tests_only` leaves out the dev-dependencies of the benchmarks (Cargo.toml), which this build
     # does not compile: criterion and its own, for aarch64 in release.
     CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="--cfg topk_tests_only" \
-        cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --release --lib "${kernel_tests[@]}" --features rayon
+        cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --release --lib "${kernel_tests[@]}" --features rayon,ndarray
 fi
 
 if step "tests (32-bit ARM under qemu: armv7, the portable engine on a 32-bit usize, as firmware has it)"; then
     # The same files as aarch64's, in release for qemu's sake; no NEON in this target's baseline, so
     # `Backend::Auto` is the portable engine, as on the Cortex-M firmware target.
     CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUSTFLAGS="--cfg topk_tests_only" \
-        cargo test -p topk-kernels --target armv7-unknown-linux-gnueabihf --release --lib "${kernel_tests[@]}"
+        cargo test -p topk-kernels --target armv7-unknown-linux-gnueabihf --release --lib "${kernel_tests[@]}" --features ndarray
 fi
 
 if step "C ABI: the C test program (host, and armv7 under qemu), and the static library for the firmware target"; then
