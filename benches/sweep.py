@@ -4,7 +4,8 @@ with `topk bench` beside ONNX Runtime and NumPy (optionally tract) in one run, o
 
 Usage (the peers' venv; matplotlib there for the picture: /tmp/peers/bin/pip install matplotlib):
   /tmp/peers/bin/python benches/sweep.py BIN [--seed 1] [--count 60]            # a random draw
-  /tmp/peers/bin/python benches/sweep.py BIN --set short|narrow|k1|sorted|wide64|ten|all
+  /tmp/peers/bin/python benches/sweep.py BIN --set short|narrow|k1|sorted|wide64|ten|all   # issue 65's regions
+  /tmp/peers/bin/python benches/sweep.py BIN --set nonlast|argmax|tiny|moe|medium|bytes|halves  # the strategy's
   /tmp/peers/bin/python benches/sweep.py BIN --requests "f32 426x4808 0 13 dec uniform; i32 374x56x13x2 1 3"
   /tmp/peers/bin/python benches/sweep.py BIN --seed 1 --count 60 --only 7,31    # rerun some of a draw
   /tmp/peers/bin/python benches/sweep.py BIN --seed 1 --count 60 --list         # print the draw, time nothing
@@ -276,6 +277,34 @@ SETS = {
     ],
 }
 SETS["all"] = [r for name in ("short", "narrow", "k1", "sorted", "wide64") for r in SETS[name]]
+
+# The sets that set the strategy's constants (src/dispatch/strategy.rs names them).
+SETS.update({
+    # A non-last axis with K above 16.
+    "nonlast": ["f32 4096x256 0 50", "f32 4096x256 0 17", "f16 4096x256 0 50", "f32 65536x16 0 100",
+                "f32 1024x256 0 50", "f32 128x4096 0 100", "f32 256x4096 0 100"],
+    # K = 1 and 2 on rows of 8 to 1M.
+    "argmax": ["f32 4096x8 1 1", "f32 4096x16 1 1", "f32 4096x40 1 1", "f32 4096x64 1 1", "f32 4096x256 1 1",
+               "f16 4096x40 1 1", "f32 4096x1000 1 1", "f32 4096x4096 1 1", "f32 1000000 0 1", "f32 4096x40 1 2",
+               "f32 4096x64 1 2"],
+    # Rows of 8 to 32 read side by side from a tile.
+    "tiny": ["f32 65536x8 1 1", "f32 65536x8 1 2", "f32 32768x16 1 1", "f32 32768x16 1 2", "f32 16384x24 1 2",
+             "f32 16384x32 1 1", "f32 16384x32 1 2", "f32 16384x33 1 2"],
+    # Short contiguous rows with small K (MoE routing).
+    "moe": ["f32 4096x128 1 8", "f32 4096x256 1 2", "f32 4096x256 1 8", "f32 4096x256 1 16", "f32 2048x512 1 8",
+            "f16 4096x256 1 8", "f32 4096x320 1 8"],
+    # K above 16 on rows of a few hundred to a few thousand (beam search, small vocabularies).
+    "medium": ["f32 4096x256 1 17", "f32 4096x256 1 24", "f32 4096x256 1 32", "f32 4096x256 1 64",
+               "f16 4096x256 1 32", "f32 8192x100 1 20", "f32 2048x512 1 32", "f32 1024x1024 1 32",
+               "f32 1024x1024 1 64", "f32 1024x1024 1 128", "i32 1024x1024 1 32", "f16 512x2048 1 50",
+               "f32 256x4096 1 100", "f32 128x8192 1 64"],
+    # 8-bit keys with K from 8 to half the row, where counting them may beat filtering.
+    "bytes": ["u8 4096x256 1 8", "u8 4096x256 1 16", "u8 4096x256 1 32", "u8 4096x256 1 64", "u8 4096x256 1 128",
+              "u8 1024x1024 1 64", "u8 1024x1024 1 512", "u8 1000000 0 1000", "u8 1000000 0 100000"],
+    # f16 rows with K from a sixth to half of them, which may be keyed into u16 and bisected.
+    "halves": ["f16 4096x256 1 32", "f16 4096x256 1 43", "f16 4096x256 1 64", "f16 4096x256 1 128",
+               "f16 2048x512 1 100", "f16 2048x512 1 256", "f16 1024x1024 1 200"],
+})
 
 
 def ten_cases(peers):

@@ -9,33 +9,21 @@
 //!   found by running this test binary as a child on smaller and smaller stacks (a stack overflow aborts
 //!   the child, not us). It prints the numbers (`--nocapture`) and checks them against [`bound`].
 //!
-//! Measured on x86_64 (rustc 1.95, 2026-11-25): release, every call "fits a 4 KiB thread", which only
-//! means it fits the smallest thread glibc makes: a smaller request is raised to `PTHREAD_STACK_MIN`
-//! (16 KiB), so 16 KiB is the finest bound this method can check, and the one stated. Debug: 124 KiB for
-//! an 8-element call, 336 KiB at most: an unoptimised build keeps every SIMD temporary in a stack slot
-//! of its own. Re-measured 2026-11-26 (fourteenth session): 228 KiB for the 8-element call, 456 KiB at
-//! most (the f32 network paths; 448 at the session's start). Twentieth session, with every feature as
-//! the test command builds: 412 KiB for the 8-element call, 492 KiB at most; the copies of the block
-//! scan for the raw integer tests, inlined, had taken the network paths past 512 KiB, so the scan's
-//! copies stay out of line in debug builds. A K = 1 path inlined into the filter's
-//! frame took that call past 512 KiB, so `first_best` and `pad_block` stay out of line in debug builds.
-//! Twenty-first session: the pieces' bound and its collection, inlined, took it to 568 KiB; they and
-//! the networks' K-th smallest stay out of line in debug builds, and it is 340 KiB at most (216 for
-//! the 8-element call). (It was 1.1 MiB while the engines' frames inlined the filter of every kind of key, which
-//! an unoptimised build cannot drop for the kinds a type cannot have; `arch::generic` keeps each kind's
-//! filter out of line there.) Hence two bounds.
+//! The bounds ([`bound`]), and why there are three:
+//! - optimised builds, 16 KiB: every call fits the smallest thread glibc makes (a smaller request is
+//!   raised to `PTHREAD_STACK_MIN`, 16 KiB), the finest bound this method can check. Large fixed buffers
+//!   (the tile of short rows, 4 KiB for 64-bit types) stay out of line so that they are not in every
+//!   call's frame;
+//! - optimised builds where the dispatch picks AVX-512, 32 KiB: its engine's and its sort's frames are
+//!   larger (`emulated/run.py` measures the deepest of its cases on an emulated CPU);
+//! - debug builds, 512 KiB: an unoptimised build keeps every SIMD temporary in a stack slot of its own,
+//!   so the kernels that would inline into one frame (the block scan's copies, `first_best`,
+//!   `pad_block`, the pieces' bound, the networks' K-th smallest, each kind of key's filter) stay out of
+//!   line in debug builds. The dev profile builds this crate at opt-level 1, but a dependent's debug
+//!   build is unoptimised, so the bound is kept for it.
 //!
-//! Forty-fifth session: the dev profile builds this crate at opt-level 1 (since 34f81b8), and
-//! there every call fits the smallest thread too but the bf16 rows bisected, which take 28 KiB (the
-//! debug bound stays 512 KiB: a dependent's debug build is unoptimised).
-//!
-//! Fortieth session: release builds on AVX2 needed 28 KiB for the 64-bit calls (f64 rank 8, u64
-//! strided, f64 rows of 1024, a non-last axis with K = 64), unseen while the test command ran this test
-//! in debug builds only: `Plan::each_tiny`'s 4 KiB tile, inlined, sat in every call's frame. Out of line,
-//! every call fits 16 KiB again, and the test command runs this test in release builds too. AVX-512's
-//! frames are larger (from the disassembly: its engine 9 KiB, its quicksort 5.7 KiB; on an emulated
-//! CPU, `emulated/run.py` found 19,800 bytes at the deepest of the backend sweep's cases, its harness's
-//! frames included), so where the dispatch picks it the release bound is 32 KiB.
+//! The measured figures are printed by `measured_stack_is_reported` (`--nocapture`); `./ci.sh` runs this
+//! test in debug and in release builds.
 
 use std::process::Command;
 
@@ -46,7 +34,7 @@ use topk_kernels::{
 
 /// The stated bound on one call, including `topk_on_stack::<64, ..>`'s 2 KiB buffer and the thread's own
 /// start-up frames: 16 KiB optimised (measured on AVX2: fits glibc's 16 KiB minimum thread), 32 KiB
-/// optimised where the dispatch picks AVX-512 (see above), 512 KiB in a debug build (measured: 340 KiB).
+/// optimised where the dispatch picks AVX-512, 512 KiB in a debug build (see above).
 fn bound() -> usize {
     if cfg!(debug_assertions) {
         512 * 1024

@@ -50,7 +50,7 @@ pub(crate) const COLUMNS_MAX_K: usize = SMALL_K;
 pub(crate) const SIMD_ENGINES: bool = cfg!(simd_arch);
 
 /// Longest rows read side by side from a tile: its `TINY · MAX_LANES` elements take 4 KiB of stack for
-/// 64-bit types. Set by rows of 8 to 32 f32 with K of 1 and 2 (the `tiny` set of `benches/shapes.py`).
+/// 64-bit types. Set by rows of 8 to 32 f32 with K of 1 and 2 (`benches/sweep.py --set tiny`).
 pub(crate) const TINY: usize = 32;
 
 /// What the strategy knows of an engine: its vectors for each element width, and the CPU it runs on.
@@ -163,7 +163,7 @@ pub(crate) struct Call {
 /// 32) of up to 32-bit elements with K of 2 to 16: Zen 4's 512-bit shuffles take two passes, and the
 /// per-row work of AVX-512 (the prefix bound's sort of group minima, the compress of each block's
 /// positions) costs more than AVX2's there. Other lengths cost AVX2 a masked tail, where AVX-512 wins.
-/// Set by `moe4096x256_k8` and rows of 128 to 512 (the `moe` set of `benches/shapes.py`) on a Zen 4.
+/// Set by `moe4096x256_k8` and rows of 128 to 512 (`benches/sweep.py --set moe`) on a Zen 4.
 pub(crate) fn backend(requested: Backend, widest: Backend, rows: &Rows, cpu: Cpu) -> Backend {
     if requested != Backend::Auto {
         return requested;
@@ -207,8 +207,8 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
 /// Longest sequences read side by side whose K = 1 is a running best per lane
 /// ([`columns::first_best_of_columns`](crate::kernels::columns::first_best_of_columns)) rather than
 /// sorted slots: the slots' setup is most of a short sequence's cost, and on long ones their
-/// compare-only rows win. Set by f32 8, 16, 32 and 64 x 65536 and 4096 x 256 on axis 0 with K = 1
-/// (3.9x, 2.5x, 2.6x, 1.3x faster; 2x slower), and the sweep's short axes (`benches/sweep.py --set short`).
+/// compare-only rows win. Set by f32 8 to 64 x 65536 and 4096 x 256 on axis 0 with K = 1, and the
+/// sweep's short axes (`benches/sweep.py --set short`).
 const FIRST_BEST_COLUMNS_MAX_LEN: usize = 32;
 
 /// Whether sequences of `len` read side by side with this `k` take the running best per lane.
@@ -247,8 +247,8 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
 const BAIL_MIN_RATIO: usize = 256;
 
 /// Rows up to this long with K = 1 take `first_best`'s two passes; longer ones keep the filter's one,
-/// which reads the row once. Set by rows of 512 to 4096 f32 with K = 1 (the `argmax` set of
-/// `benches/shapes.py`).
+/// which reads the row once. Set by rows of 512 to 4096 f32 with K = 1 (`benches/sweep.py
+/// --set argmax`).
 const FIRST_BEST_MAX: usize = PREFIX + PREFIX / 2;
 
 /// K from which long rows guess a cap: the sorted pool of smaller K has an exact threshold from the
@@ -296,7 +296,7 @@ fn steps(engine: &Capabilities, rows: &Rows) -> Steps {
         // K > 8 (up to a quarter of the collection's room) on rows too short for the guess: the bound
         // of the whole row's pieces. Rows that fit `whole_row` take it from K of a fifth of n on. Set by
         // rows of 1024 and 4096 f32 and f64 with K of 32 to 128 (`rows1024x1024_k512` at other K) and
-        // rows of 256 and 512 f32 with K of 48 to 128 (the `medium` set of `benches/shapes.py`).
+        // rows of 256 and 512 f32 with K of 48 to 128 (`benches/sweep.py --set medium`).
         collect_pieces: vectors.collect
             && !capped
             && k > HALF_K
@@ -331,7 +331,7 @@ fn steps(engine: &Capabilities, rows: &Rows) -> Steps {
 /// are most of the row, and counting it is faster; with K of 17 to 20, 8-bit rows do no better than with
 /// the prefix bound; 16-bit rows with K below n / 6 keep the filter (f16 and bf16 rows cross near n / 7,
 /// close enough to keep the integers' n / 6). Set by rows of 256 to 2048 u8, u16 and f16 with K from
-/// 24 to 300 (the `narrow` and `halves` sets of `benches/shapes.py`).
+/// 24 to 300 (`benches/sweep.py --set bytes` and `--set halves`).
 const BISECT_MAX_LEN: usize = 512;
 const BISECT_MIN_K_8: usize = 20;
 const BISECT_RATIO_16: usize = 6;
@@ -365,7 +365,7 @@ fn bisects(data_type: DataType, len: usize, k: usize) -> bool {
 /// passes for 8-bit keys, four for 16-bit ones), the filter grows with K. They cross near K = n/24 for
 /// 8-bit keys and K = n/5 for 16-bit ones on AVX-512, whose compares test twice the lanes; n/10 for
 /// 16-bit keys on the other engines, in rows longer than [`COUNT_SHORT_16`]. Set by 1M-element rows of
-/// u8, u16 and f16 (`u8_1m_k100` at other K) and the `halves` set of `benches/shapes.py`.
+/// u8, u16 and f16 (`u8_1m_k100` at other K) and `benches/sweep.py --set halves`.
 const COUNT_RATIO_8: usize = 24;
 const COUNT_RATIO_16: usize = 5;
 const COUNT_RATIO_16_NARROW: usize = 10;
