@@ -6,7 +6,7 @@ use core::marker::PhantomData;
 
 use crate::dispatch::engine::Engine;
 use crate::dispatch::isa::Kernel;
-use crate::dispatch::strategy::{self, Row};
+use crate::dispatch::strategy::{self, ColumnMethod, Row};
 use crate::kernels::entry::{Buffer, Entry, needs_wide_entries, packs_in_one_word};
 use crate::kernels::row::{self, Method};
 use crate::kernels::{Isa, bisect, columns, count, scalar};
@@ -241,15 +241,15 @@ impl<T: Element> Kernel for SelectColumns<'_, '_, '_, '_, T> {
     type Output = usize;
     #[inline(always)]
     fn run<I: Isa>(self) -> usize {
-        if strategy::first_best_of_columns(self.k, self.columns.len()) {
-            return columns::first_best_of_columns(self.columns, self.order, self.emit);
+        match strategy::columns(self.k, self.columns.len()) {
+            ColumnMethod::FirstBest => columns::first_best_of_columns(self.columns, self.order, self.emit),
+            ColumnMethod::Slots => columns::select_columns::<I::V32, I::V64, I::Sorter, T>(
+                self.columns,
+                self.k,
+                self.order,
+                self.buffer,
+                self.emit,
+            ),
         }
-        columns::select_columns::<I::V32, I::V64, I::Sorter, T>(
-            self.columns,
-            self.k,
-            self.order,
-            self.buffer,
-            self.emit,
-        )
     }
 }

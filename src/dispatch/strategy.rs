@@ -204,16 +204,30 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
     Walk::Rows
 }
 
-/// Longest sequences read side by side whose K = 1 is a running best per lane
-/// ([`columns::first_best_of_columns`](crate::kernels::columns::first_best_of_columns)) rather than
-/// sorted slots: the slots' setup is most of a short sequence's cost, and on long ones their
-/// compare-only rows win. Set by f32 8 to 64 x 65536 and 4096 x 256 on axis 0 with K = 1, and the
-/// sweep's short axes (`benches/sweep.py --set short`).
+/// The algorithm for sequences read side by side ([`Walk::Columns`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ColumnMethod {
+    /// Each lane's best K in sorted vector slots, or above [`COLUMNS_MAX_K`] a candidate buffer per lane
+    /// ([`columns::select_columns`](crate::kernels::columns::select_columns)).
+    Slots,
+    /// K = 1 as a running best key and position per lane
+    /// ([`columns::first_best_of_columns`](crate::kernels::columns::first_best_of_columns)).
+    FirstBest,
+}
+
+/// Longest sequences read side by side whose K = 1 is a running best per lane rather than sorted
+/// slots: the slots' setup is most of a short sequence's cost, and on long ones their compare-only rows
+/// win. Set by f32 8 to 64 x 65536 and 4096 x 256 on axis 0 with K = 1, and the sweep's short axes
+/// (`benches/sweep.py --set short`).
 const FIRST_BEST_COLUMNS_MAX_LEN: usize = 32;
 
-/// Whether sequences of `len` read side by side with this `k` take the running best per lane.
-pub(crate) fn first_best_of_columns(k: usize, len: usize) -> bool {
-    k == 1 && len <= FIRST_BEST_COLUMNS_MAX_LEN
+/// How sequences of `len` read side by side select their first `k`.
+pub(crate) fn columns(k: usize, len: usize) -> ColumnMethod {
+    if k == 1 && len <= FIRST_BEST_COLUMNS_MAX_LEN {
+        ColumnMethod::FirstBest
+    } else {
+        ColumnMethod::Slots
+    }
 }
 
 /// How each of `rows` is selected on `engine`.
@@ -673,6 +687,23 @@ mod tests {
     }
 
     /// `Auto` is the widest engine, but AVX2 for Zen 4's short rows; a backend named stands for itself.
+    #[test]
+    fn columns_decision_table() {
+        use ColumnMethod::{FirstBest, Slots};
+        #[rustfmt::skip]
+        let table: &[(&str, usize, usize, ColumnMethod)] = &[
+            ("axis of 2, K = 1", 1, 2, FirstBest),
+            ("axis of 32, K = 1", 1, 32, FirstBest),
+            ("axis of 33, K = 1: slots", 1, 33, Slots),
+            ("axis of 4096, K = 1", 1, 4096, Slots),
+            ("axis of 8, K = 2", 2, 8, Slots),
+            ("axis of 256, K = 8", 8, 256, Slots),
+        ];
+        for (name, k, len, method) in table {
+            assert_eq!(super::columns(*k, *len), *method, "{name}");
+        }
+    }
+
     #[test]
     fn backend_decision_table() {
         use Backend::{Auto, Avx2, Avx512, Portable};

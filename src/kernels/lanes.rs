@@ -1386,26 +1386,8 @@ mod tests {
 #[cfg(test)]
 mod form_tests {
     use super::*;
-    use crate::kernels::testing::xorshift;
+    use crate::kernels::testing::{every_type, xorshift};
     use crate::types::element::{Key, Order, Sealed};
-
-    /// `$check::<T>()` for every element type.
-    macro_rules! every_type {
-        ($check:ident) => {
-            $check::<u8>();
-            $check::<u16>();
-            $check::<u32>();
-            $check::<u64>();
-            $check::<i8>();
-            $check::<i16>();
-            $check::<i32>();
-            $check::<i64>();
-            $check::<f32>();
-            $check::<f64>();
-            $check::<half::f16>();
-            $check::<half::bf16>();
-        };
-    }
 
     /// The key form each type declares is the one its `key` has: the lanes' transforms follow the form.
     #[test]

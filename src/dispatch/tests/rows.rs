@@ -7,28 +7,10 @@ use super::engines;
 use crate::dispatch::engine::Engine;
 use crate::dispatch::select::select_in_words;
 use crate::kernels::lanes::from_bits;
-use crate::kernels::testing::xorshift;
+use crate::kernels::testing::{every_type, xorshift};
 use crate::types::element::{Element, Order};
 use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
-
-/// `$check::<T>()` for every element type.
-macro_rules! every_type {
-    ($check:ident) => {
-        $check::<u8>();
-        $check::<u16>();
-        $check::<u32>();
-        $check::<u64>();
-        $check::<i8>();
-        $check::<i16>();
-        $check::<i32>();
-        $check::<i64>();
-        $check::<f32>();
-        $check::<f64>();
-        $check::<half::f16>();
-        $check::<half::bf16>();
-    };
-}
 
 /// Under a caller's cap ([`Sequence::with_cap`], an accumulator's K-th key), every engine reports
 /// the first K of the keys below the cap (fewer where fewer are), or ignores it and reports the first
