@@ -9,7 +9,7 @@ use crate::dispatch::isa::Kernel;
 use crate::dispatch::strategy::{self, ColumnMethod, Row};
 use crate::kernels::entry::{Buffer, Entry, needs_wide_entries, packs_in_one_word};
 use crate::kernels::row::{self, Method};
-use crate::kernels::{Isa, bisect, columns, count, scalar};
+use crate::kernels::{Isa, bisect, columns, count, ordered, scalar};
 use crate::types::element::Order;
 use crate::types::element::{Element, Key};
 use crate::types::output::{ColumnOutputs, Emit, Job, Rows};
@@ -154,6 +154,18 @@ fn select_rows_here<T: Element, E: Entry>(
     while let Some((seq, mut emit)) = rows.row(row) {
         row += 1;
         let emit = &mut emit;
+        if plan.ordered
+            && let Some(row) = seq.contiguous()
+            && ordered::may_be_ordered(row)
+            && engine.run(SelectOrdered {
+                row,
+                k,
+                order,
+                emit: &mut *emit,
+            })
+        {
+            continue;
+        }
         if plan.bisect
             && let Some(row) = seq.contiguous()
             && engine.run(SelectBisected {
@@ -207,6 +219,22 @@ impl<T: Element, E: Entry> Kernel for SelectRow<'_, '_, T, E> {
             self.buffer,
             self.emit,
         );
+    }
+}
+
+/// A row already in order ([`ordered::select_ordered`]): whether it was.
+struct SelectOrdered<'x, 'a, 'e, T> {
+    row: &'a [T],
+    k: usize,
+    order: Order,
+    emit: &'x mut Emit<'e, T>,
+}
+
+impl<T: Element> Kernel for SelectOrdered<'_, '_, '_, T> {
+    type Output = bool;
+    #[inline(always)]
+    fn run<I: Isa>(self) -> bool {
+        ordered::select_ordered(self.row, self.k, self.order, self.emit)
     }
 }
 

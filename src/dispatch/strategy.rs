@@ -110,7 +110,9 @@ pub(crate) struct Rows {
 /// How each row of a run is selected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RowPlan {
-    /// First under the exact K-th key found by bisection; the rows it declines (a K-th key that
+    /// First whether the row is already in order (`kernels::ordered`), its own answer if so.
+    pub(crate) ordered: bool,
+    /// Then under the exact K-th key found by bisection; the rows it declines (a K-th key that
     /// excludes nothing, too many ties) go on to `then`.
     pub(crate) bisect: bool,
     /// The algorithm.
@@ -253,8 +255,27 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
     } else {
         Row::Vectors(Method::Filter(steps(engine, rows)))
     };
-    RowPlan { bisect, then }
+    RowPlan {
+        ordered: SIMD_ENGINES
+            && !engine.scalar
+            && contiguous
+            && !capped
+            && k > ORDERED_MIN_K
+            && (ORDERED_MIN_LEN..BAIL_MIN_RATIO.saturating_mul(k)).contains(&len),
+        bisect,
+        then,
+    }
 }
+
+/// K above which rows too short to bail out ([`BAIL_MIN_RATIO`]) are first checked for being in order:
+/// a row in order passes a filter almost whole when its best are last, and the K it keeps are sorted
+/// again; random rows stop the check within a few pairs. Below, the filter's pool keeps a sorted row in
+/// time near its read, and rows that may bail out keep it near their read by sampling
+/// (`sorted1m_k100`), where the check would add a read. Set by `benches/sweep.py --set sorted`.
+const ORDERED_MIN_K: usize = SMALL_K;
+/// Shortest rows checked for being in order: on shorter ones the check's first pairs cost random rows a
+/// few percent (4096 x 256 and 8192 x 100 f32 with K of 17 to 24), and a sorted row is cheap anyway.
+const ORDERED_MIN_LEN: usize = 1024;
 
 /// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
 /// the row. Set by `sorted1m_k100` and ascending rows of 64k with K of 100 to 1000.
@@ -575,13 +596,26 @@ mod tests {
 
     fn filter(steps: Steps) -> RowPlan {
         RowPlan {
+            ordered: false,
             bisect: false,
             then: Row::Vectors(Method::Filter(steps)),
         }
     }
 
     fn plan(bisect: bool, then: Row) -> RowPlan {
-        RowPlan { bisect, then }
+        RowPlan {
+            ordered: false,
+            bisect,
+            then,
+        }
+    }
+
+    /// The plan, after the check for a row in order (where SIMD engines are compiled).
+    fn ordered(plan: RowPlan) -> RowPlan {
+        RowPlan {
+            ordered: SIMD_ENGINES,
+            ..plan
+        }
     }
 
     /// The steps of a SIMD row that takes none of the short-row paths (prefetching floats: not AMD).
@@ -613,24 +647,25 @@ mod tests {
             ("rows of 40: padded to a block", AVX512, rows(F32, 40, 2), filter(Steps { pad: true, collect_short: true, ..PLAIN })),
             ("K = 1 on 600: first_best", AVX2, rows(F32, 600, 1), filter(Steps { first_best: true, may_bail: true, ..PLAIN })),
             ("K = 1 on 4096: the filter's one pass", AVX2, rows(F32, 4096, 1), filter(Steps { may_bail: true, ..PLAIN })),
-            ("1024, K = 32: the pieces' bound", AVX2, rows(F32, 1024, 32), filter(Steps { collect_pieces: true, ..PLAIN })),
+            ("1024, K = 32: the pieces' bound", AVX2, rows(F32, 1024, 32), ordered(filter(Steps { collect_pieces: true, ..PLAIN }))),
             ("256, K = 48: the pieces' bound, else whole", AVX2, rows(F32, 256, 48), filter(Steps { collect_short: true, collect_pieces: true, whole_row: true, ..PLAIN })),
             ("256 f64, K = 24", AVX512, rows(F64, 256, 24), filter(Steps { collect_short: true, collect_pieces: true, whole_row: true, ..PLAIN })),
-            ("K at least half the row", AVX2, rows(F32, 1024, 512), plan(false, all)),
+            ("K at least half the row", AVX2, rows(F32, 1024, 512), ordered(plan(false, all))),
             ("1M f32, K = 100: guessed", AVX2, rows(F32, 1_000_000, 100), filter(Steps { guess: true, may_bail: true, ..PLAIN })),
+            ("1M f32, K = 5000: checked for order", AVX2, rows(F32, 1_000_000, 5000), ordered(filter(PLAIN))),
             ("1M f32, K = 8: the sorted pool", AVX2, rows(F32, 1_000_000, 8), filter(Steps { may_bail: true, ..PLAIN })),
             ("LLM f16: guessed, in chunks", AVX2, rows(F16, 128_256, 50), filter(Steps { guess: true, may_bail: true, chunked: true, ..PLAIN })),
             ("LLM f16 on Zen 5: sparse", on(ZEN5, AVX2), rows(F16, 128_256, 50), filter(Steps { guess: true, may_bail: true, prefetch_floats: false, ..PLAIN })),
             ("32k f16 on Zen 5: dense", on(ZEN5, AVX512), rows(F16, 32_768, 50), filter(Steps { guess: true, may_bail: true, chunked: true, prefetch_floats: false, ..PLAIN })),
             ("an accumulator's chunk: no guess", AVX2, capped(rows(F32, 65_536, 100)), filter(Steps { may_bail: true, ..PLAIN })),
             ("1M u8, K = 100", AVX2, rows(U8, 1_000_000, 100), filter(Steps { guess: true, may_bail: true, chunked: true, ..PLAIN })),
-            ("1M u8, K = 50k: counted", AVX2, rows(U8, 1_000_000, 50_000), plan(false, Row::Count)),
+            ("1M u8, K = 50k: counted", AVX2, rows(U8, 1_000_000, 50_000), ordered(plan(false, Row::Count))),
             ("256 u8, K = 32: bisected, else counted", AVX2, rows(U8, 256, 32), plan(true, Row::Count)),
             ("256 u8, K = 32, portable: counted", PORTABLE, rows(U8, 256, 32), plan(false, Row::Count)),
             ("256 f16, K = 64: bisected, else counted", AVX2, rows(F16, 256, 64), plan(true, Row::Count)),
-            ("1024 bf16, K = 100: bisected, else filtered", AVX2, rows(Bf16, 1024, 100), plan(true, Row::Vectors(Method::Filter(Steps { collect_pieces: true, chunked: true, ..PLAIN })))),
-            ("1M i16, K = n/8: counted", AVX2, rows(I16, 1_000_000, 125_000), plan(false, Row::Count)),
-            ("1M i16, K = n/8, AVX-512: filtered", AVX512, rows(I16, 1_000_000, 125_000), filter(Steps { chunked: true, ..PLAIN })),
+            ("1024 bf16, K = 100: bisected, else filtered", AVX2, rows(Bf16, 1024, 100), ordered(plan(true, Row::Vectors(Method::Filter(Steps { collect_pieces: true, chunked: true, ..PLAIN }))))),
+            ("1M i16, K = n/8: counted", AVX2, rows(I16, 1_000_000, 125_000), ordered(plan(false, Row::Count))),
+            ("1M i16, K = n/8, AVX-512: filtered", AVX512, rows(I16, 1_000_000, 125_000), ordered(filter(Steps { chunked: true, ..PLAIN }))),
             ("strided rows", AVX2, strided(rows(F32, 4096, 8)), plan(false, Row::Scalar)),
             ("the scalar engine", SCALAR, rows(I32, 4096, 8), plan(false, Row::Scalar)),
             ("capped u8: nothing counted", AVX2, capped(rows(U8, 4096, 2048)), plan(false, all)),

@@ -125,27 +125,12 @@ pub(crate) const fn needs_wide_entries(key_bits: u32) -> bool {
     key_bits > 32 || usize::BITS > 32
 }
 
-/// Positions per batch handed to [`Emit::Each`] (128 bytes of stack, zeroed for each answer: a larger
-/// batch slows short rows such as `moe4096x256_k8`'s).
-const BATCH: usize = 16;
-
-/// Reports the positions of `entries` as ranks 0, 1, ... in order.
+/// Reports the positions of `entries` as ranks 0, 1, ... in order (the first K of them to outputs).
 #[inline(always)]
 pub(crate) fn report<T: Copy, E: Entry>(entries: &[E], emit: &mut Emit<'_, T>) {
-    match emit {
-        Emit::Outputs(outputs) => {
-            let entries = entries.get(..outputs.k()).unwrap_or(entries);
-            outputs.write_positions(entries.iter().map(|entry| entry.position()));
-        }
-        Emit::Each(each) => {
-            let mut positions = [0usize; BATCH];
-            for (batch, chunk) in entries.chunks(BATCH).enumerate() {
-                let mut len = 0;
-                for (position, entry) in positions.iter_mut().zip(chunk) {
-                    (*position, len) = (entry.position(), len + 1);
-                }
-                each(batch * BATCH, positions.get(..len).unwrap_or_default());
-            }
-        }
-    }
+    let entries = match emit {
+        Emit::Outputs(outputs) => entries.get(..outputs.k()).unwrap_or(entries),
+        Emit::Each(_) => entries,
+    };
+    emit.positions(entries.iter().map(|entry| entry.position()));
 }

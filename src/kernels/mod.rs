@@ -2,7 +2,7 @@
 //! vectors. They execute what `dispatch::strategy` chose and choose nothing themselves, but for what the
 //! data decide (a bound that does not hold, a pass that pushes too many).
 //!
-//! - one sequence: [`reference`](mod@reference) (by definition), [`scalar`] (the threshold filter an element at a
+//! - one sequence: [`reference`](mod@reference) (by definition), [`ordered`] (a row already in order), [`scalar`] (the threshold filter an element at a
 //!   time), [`row`] (a contiguous row on vectors: the block [`filter`] and the short-row paths around
 //!   it: [`bound`]s, [`collect`]), [`bisect`] and [`count`] (8- and 16-bit keys with a large K);
 //! - neighbouring sequences side by side, one per lane: [`columns`];
@@ -24,6 +24,7 @@ pub(crate) mod lanes;
 pub(crate) mod columns;
 #[cfg_attr(not(simd_x86), allow(dead_code))]
 pub(crate) mod network;
+pub(crate) mod ordered;
 #[cfg_attr(not(simd_x86), allow(dead_code))]
 pub(crate) mod partition;
 pub(crate) mod reference;
