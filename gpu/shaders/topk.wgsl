@@ -564,3 +564,291 @@ fn radix_compact(
         }
     }
 }
+
+// Threshold filter for long rows (n > TILE, K <= TILE), four dispatches in all:
+//   filter_histogram:  per (row, chunk), a histogram of the key's top 11 bits (its wide digit) in
+//                      workgroup memory, added to the row's 2048 bins;
+//   filter_pick:       per row, the bucket B holding the K-th key (bins cleared, candidate count reset);
+//   filter_candidates: per element, (key, position) written to the row's candidate list when the wide
+//                      digit is at most B: every element of the first K is there, and the others sort
+//                      after them; the count goes on past the list's capacity (`dst_stride`);
+//   filter_finish:     per row, one workgroup: up to TILE candidates are sorted whole in workgroup
+//                      memory; more go through an exact radix select of the K-th (key, position), 8
+//                      bits a round over the list in workgroup histograms, and the K entries at or
+//                      below it are gathered and sorted. If the list overflowed (skewed or equal data),
+//                      the same select runs over the whole row read from the input.
+
+const WIDE_DIGITS: u32 = 2048u;
+// Per row: the 2048 bins, then the bucket and the candidate count.
+const FILTER_STATE: u32 = 2052u;
+const FILTER_BUCKET: u32 = 2048u;
+const FILTER_COUNT: u32 = 2049u;
+
+var<workgroup> wide_bins: array<atomic<u32>, WIDE_DIGITS>;
+var<workgroup> wide_hist: array<u32, WIDE_DIGITS>;
+// Per invocation of `filter_pick`: the sum of its segment of bins (WORKGROUP <= 512).
+var<workgroup> wide_part: array<u32, 512>;
+
+// `filter_finish`'s select: the fixed bits of the K-th (key hi, key lo, position), which bits those are,
+// the rank still wanted among the entries matching them, whether every such entry is taken, how many
+// entries the source holds, whether it is the input, and the entries gathered.
+var<workgroup> sel_prefix: vec3<u32>;
+var<workgroup> sel_mask: vec3<u32>;
+var<workgroup> sel_rank: u32;
+var<workgroup> sel_done: u32;
+var<workgroup> sel_count: u32;
+var<workgroup> sel_input: u32;
+var<workgroup> sel_taken: atomic<u32>;
+var<workgroup> sel_width: u32;
+
+// The top 11 bits of a key of the value type's width (8-bit keys shifted up).
+fn wide_digit(key: vec2<u32>) -> u32 {
+    let width = desc.elem_bytes * 8u;
+    if width == 64u {
+        return key.x >> 21u;
+    }
+    if width >= 11u {
+        return key.y >> (width - 11u);
+    }
+    return key.y << (11u - width);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn filter_histogram(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let linear = wid.x + wid.y * groups.x;
+    let row = linear / job.chunks;
+    let chunk = linear % job.chunks;
+    if row >= desc.rows {
+        return;
+    }
+    for (var d = lid; d < WIDE_DIGITS; d += WORKGROUP) {
+        atomicStore(&wide_bins[d], 0u);
+    }
+    workgroupBarrier();
+    let b = row_bases(row);
+    let start = chunk * job.width;
+    let end = min(start + job.width, desc.n);
+    for (var pos = start + lid; pos < end; pos += WORKGROUP) {
+        let key = key_of(element_bits(b.input + i32(pos) * desc.input_axis));
+        atomicAdd(&wide_bins[wide_digit(key)], 1u);
+    }
+    workgroupBarrier();
+    let state = row * FILTER_STATE;
+    for (var d = lid; d < WIDE_DIGITS; d += WORKGROUP) {
+        let count = atomicLoad(&wide_bins[d]);
+        if count != 0u {
+            atomicAdd(&counters[state + d], count);
+        }
+    }
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn filter_pick(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let row = wid.x + wid.y * groups.x;
+    if row >= desc.rows {
+        return;
+    }
+    let state = row * FILTER_STATE;
+    for (var d = lid; d < WIDE_DIGITS; d += WORKGROUP) {
+        wide_hist[d] = atomicExchange(&counters[state + d], 0u);
+    }
+    workgroupBarrier();
+    let segment = WIDE_DIGITS / WORKGROUP;
+    var sum = 0u;
+    for (var i = 0u; i < segment; i++) {
+        sum += wide_hist[lid * segment + i];
+    }
+    wide_part[lid] = sum;
+    workgroupBarrier();
+    if lid == 0u {
+        // The bins sum to n >= K, so the walk stops at the bin holding the K-th.
+        var rank = desc.k;
+        var s = 0u;
+        while s + 1u < WORKGROUP && wide_part[s] < rank {
+            rank -= wide_part[s];
+            s++;
+        }
+        var d = s * segment;
+        while d + 1u < (s + 1u) * segment && wide_hist[d] < rank {
+            rank -= wide_hist[d];
+            d++;
+        }
+        atomicStore(&counters[state + FILTER_BUCKET], d);
+        atomicStore(&counters[state + FILTER_COUNT], 0u);
+    }
+}
+
+// One invocation per element.
+@compute @workgroup_size(WORKGROUP)
+fn filter_candidates(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let id = (wid.x + wid.y * groups.x) * WORKGROUP + lid;
+    let row = id / desc.n;
+    if row >= desc.rows {
+        return;
+    }
+    let pos = id % desc.n;
+    let state = row * FILTER_STATE;
+    let bucket = atomicLoad(&counters[state + FILTER_BUCKET]);
+    let key = key_of(element_bits(row_bases(row).input + i32(pos) * desc.input_axis));
+    if wide_digit(key) <= bucket {
+        let slot = atomicAdd(&counters[state + FILTER_COUNT], 1u);
+        if slot < job.dst_stride {
+            let e = (row * job.dst_stride + slot) * 3u;
+            scratch[e] = key.x;
+            scratch[e + 1u] = key.y;
+            scratch[e + 2u] = pos;
+        }
+    }
+}
+
+// Entry i of `filter_finish`'s source: the candidate list, or the row itself.
+fn finish_entry(row: u32, i: u32, b: Bases, from_input: bool) -> vec3<u32> {
+    if from_input {
+        let key = key_of(element_bits(b.input + i32(i) * desc.input_axis));
+        return vec3<u32>(key.x, key.y, i);
+    }
+    let e = (row * job.dst_stride + i) * 3u;
+    return vec3<u32>(scratch[e], scratch[e + 1u], scratch[e + 2u]);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn filter_finish(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let row = wid.x + wid.y * groups.x;
+    if row >= desc.rows {
+        return;
+    }
+    let b = row_bases(row);
+    if lid == 0u {
+        let found = atomicLoad(&counters[row * FILTER_STATE + FILTER_COUNT]);
+        let overflow = found > job.dst_stride;
+        sel_input = select(0u, 1u, overflow);
+        sel_count = select(found, desc.n, overflow);
+        sel_prefix = vec3<u32>(0u);
+        sel_mask = vec3<u32>(0u);
+        sel_rank = desc.k;
+        // Up to TILE candidates: all of them are taken and sorted.
+        sel_done = select(0u, 1u, !overflow && found <= TILE);
+        atomicStore(&sel_taken, 0u);
+    }
+    let count = workgroupUniformLoad(&sel_count);
+    let from_input = workgroupUniformLoad(&sel_input) != 0u;
+    let pos_bits = 32u - countLeadingZeros(desc.n - 1u);
+    // Fields of the entry from the top: key hi (64-bit types only), key lo, position.
+    let first = select(1u, 0u, desc.elem_bytes == 8u);
+    for (var field = first; field < 3u; field++) {
+        var bits = min(desc.elem_bytes * 8u, 32u);
+        if field == 2u {
+            bits = pos_bits;
+        }
+        var shift = (bits - 1u) / 8u * 8u;
+        loop {
+            if workgroupUniformLoad(&sel_done) != 0u {
+                break;
+            }
+            for (var d = lid; d < 256u; d += WORKGROUP) {
+                atomicStore(&bins[d], 0u);
+            }
+            workgroupBarrier();
+            let p = sel_prefix;
+            let m = sel_mask;
+            for (var i = lid; i < count; i += WORKGROUP) {
+                let v = finish_entry(row, i, b, from_input);
+                if all((v & m) == p) {
+                    atomicAdd(&bins[(v[field] >> shift) & 0xFFu], 1u);
+                }
+            }
+            workgroupBarrier();
+            if lid == 0u {
+                var rank = sel_rank;
+                var d = 0u;
+                while d < 255u && atomicLoad(&bins[d]) < rank {
+                    rank -= atomicLoad(&bins[d]);
+                    d++;
+                }
+                var prefix = sel_prefix;
+                var mask = sel_mask;
+                prefix[field] |= d << shift;
+                mask[field] |= 0xFFu << shift;
+                sel_prefix = prefix;
+                sel_mask = mask;
+                sel_rank = rank;
+                // Every entry with these bits is taken: the select is over.
+                if atomicLoad(&bins[d]) == rank {
+                    sel_done = 1u;
+                }
+            }
+            if shift == 0u {
+                break;
+            }
+            shift -= 8u;
+        }
+    }
+    workgroupBarrier();
+    // Exactly K entries lie at or below the prefix (all `count` when it is empty).
+    let p = sel_prefix;
+    let m = sel_mask;
+    for (var i = lid; i < count; i += WORKGROUP) {
+        let v = finish_entry(row, i, b, from_input);
+        if !before(p, v & m) {
+            let slot = atomicAdd(&sel_taken, 1u);
+            if slot < TILE {
+                tile_hi[slot] = v.x;
+                tile_lo[slot] = v.y;
+                tile_pos[slot] = v.z;
+            }
+        }
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        sel_width = min(atomicLoad(&sel_taken), TILE);
+    }
+    let taken = workgroupUniformLoad(&sel_width);
+    var width = 2u;
+    while width < taken {
+        width <<= 1u;
+    }
+    for (var t = taken + lid; t < width; t += WORKGROUP) {
+        tile_hi[t] = NONE;
+        tile_lo[t] = NONE;
+        tile_pos[t] = NONE;
+    }
+    workgroupBarrier();
+    for (var k = 2u; k <= width; k <<= 1u) {
+        for (var j = k >> 1u; j > 0u; j >>= 1u) {
+            for (var q = lid; q < width / 2u; q += WORKGROUP) {
+                let i = 2u * q - (q & (j - 1u));
+                let l = i + j;
+                let a = vec3<u32>(tile_hi[i], tile_lo[i], tile_pos[i]);
+                let c = vec3<u32>(tile_hi[l], tile_lo[l], tile_pos[l]);
+                if select(before(a, c), before(c, a), (i & k) == 0u) {
+                    tile_hi[i] = c.x;
+                    tile_lo[i] = c.y;
+                    tile_pos[i] = c.z;
+                    tile_hi[l] = a.x;
+                    tile_lo[l] = a.y;
+                    tile_pos[l] = a.z;
+                }
+            }
+            workgroupBarrier();
+        }
+    }
+    for (var t = lid; t < desc.k; t += WORKGROUP) {
+        emit(b, t, tile_pos[t]);
+    }
+}

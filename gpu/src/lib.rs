@@ -31,11 +31,14 @@
 //!   result is the CPU crate's exactly.
 //! - Rows up to [`TILE`] elements: one workgroup per row sorts in workgroup memory and writes the
 //!   outputs (one dispatch).
-//! - Longer rows: radix select, 8 bits a pass from the top, with workgroup histograms: first the K-th
-//!   key exactly, then (among the elements with that key) the position of the last tie taken, since
-//!   ties go to the lowest positions. Exactly K candidates are then compacted and sorted: in one
-//!   workgroup if `K <= TILE` (2·(key bytes + position bytes) + 2 dispatches, e.g. 16 for 1M f32),
-//!   else by the bitonic sort below over K padded to a power of two.
+//! - Longer rows with `K <= TILE`: a threshold filter in 4 dispatches: a histogram of each key's top
+//!   11 bits, the bucket holding the K-th, the (key, position) candidates at or below it, and one
+//!   workgroup per row selecting and sorting the K among them exactly (or among the whole row when
+//!   the candidate list overflowed).
+//! - Longer rows with `K > TILE`: radix select, 8 bits a pass from the top, with workgroup
+//!   histograms: first the K-th key exactly, then (among the elements with that key) the position of
+//!   the last tie taken, since ties go to the lowest positions. Exactly K candidates are then
+//!   compacted and sorted by the bitonic sort below over K padded to a power of two.
 //! - K close to n: a row-wide bitonic sort in a scratch buffer whose short-distance steps are fused
 //!   in workgroup memory, then a pass writing the first K.
 //! - [`TopKGpu::record`] records into your encoder over your buffers and never submits;
@@ -51,7 +54,7 @@ mod shader;
 pub use device::Gpu;
 pub use error::GpuError;
 pub use host::HostViewMut;
-pub use pipelines::TopKGpu;
+pub use pipelines::{PlanStats, TopKGpu};
 pub use request::Request;
 pub use shader::{DEFAULT_WORKGROUP, SHADER, TILE};
 pub use topk_kernels::{DataType, IndexType};

@@ -21,6 +21,10 @@ pub struct TopKGpu {
     radix_histogram: wgpu::ComputePipeline,
     radix_select: wgpu::ComputePipeline,
     radix_compact: wgpu::ComputePipeline,
+    filter_histogram: wgpu::ComputePipeline,
+    filter_pick: wgpu::ComputePipeline,
+    filter_candidates: wgpu::ComputePipeline,
+    filter_finish: wgpu::ComputePipeline,
     max_binding: u64,
     max_groups: u32,
     workgroup: u32,
@@ -144,6 +148,10 @@ impl TopKGpu {
         let radix_histogram = pipeline("radix_histogram");
         let radix_select = pipeline("radix_select");
         let radix_compact = pipeline("radix_compact");
+        let filter_histogram = pipeline("filter_histogram");
+        let filter_pick = pipeline("filter_pick");
+        let filter_candidates = pipeline("filter_candidates");
+        let filter_finish = pipeline("filter_finish");
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
@@ -155,6 +163,10 @@ impl TopKGpu {
             radix_histogram,
             radix_select,
             radix_compact,
+            filter_histogram,
+            filter_pick,
+            filter_candidates,
+            filter_finish,
             max_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size)
@@ -221,10 +233,10 @@ impl TopKGpu {
             }
             layout.check_fits(tensor, (buffer.size() / u64::from(bytes)) as usize)?;
         }
-        let plan = request.plan(self.workgroup)?;
+        let plan = request.plan(self.workgroup, self.max_binding)?;
         let rows = u64::from(desc.rows);
         let scratch_bytes = (rows * u64::from(plan.scratch_row) * ENTRY_BYTES).max(ENTRY_BYTES);
-        let counters_bytes = if plan.counters { rows * RADIX_STATE_WORDS * 4 } else { 4 };
+        let counters_bytes = (rows * plan.counter_words * 4).max(4);
         for bytes in [scratch_bytes, counters_bytes] {
             if bytes > self.max_binding {
                 return Err(GpuError::TooLarge {
@@ -301,11 +313,35 @@ impl TopKGpu {
                 Kernel::RadixHistogram => &self.radix_histogram,
                 Kernel::RadixSelect => &self.radix_select,
                 Kernel::RadixCompact => &self.radix_compact,
+                Kernel::FilterHistogram => &self.filter_histogram,
+                Kernel::FilterPick => &self.filter_pick,
+                Kernel::FilterCandidates => &self.filter_candidates,
+                Kernel::FilterFinish => &self.filter_finish,
             });
             pass.set_bind_group(0, &bind_group, &[(slot as u64 * JOB_SLOT) as u32]);
             pass.dispatch_workgroups(x, y, 1);
         }
         Ok(())
+    }
+
+    /// What [`TopKGpu::record`] would record for `request`: its dispatches and how much of the input
+    /// they read, from the plan (no device work).
+    pub fn plan_stats(&self, request: &Request) -> Result<PlanStats, GpuError> {
+        let desc = request.desc()?;
+        if request.sequences() == 0 {
+            return Ok(PlanStats {
+                dispatches: 0,
+                input_elements_read: 0,
+                input_elements: 0,
+            });
+        }
+        let plan = request.plan(self.workgroup, self.max_binding)?;
+        let (rows, n, k) = (u64::from(desc.rows), u64::from(desc.n), u64::from(desc.k));
+        Ok(PlanStats {
+            dispatches: plan.steps.len(),
+            input_elements_read: plan.input_reads(rows, n, k),
+            input_elements: rows * n,
+        })
     }
 
     /// A 2D grid of at least `groups` workgroups within the per-dimension limit.
@@ -431,6 +467,31 @@ impl TopKGpu {
         encoder.copy_buffer_to_buffer(&indices_buffer, 0, &indices_read, 0, indices_buffer.size());
         queue.submit([encoder.finish()]);
         Ok((read_buffer(device, &values_read)?, read_buffer(device, &indices_read)?))
+    }
+}
+
+/// The shape of a request's recorded work ([`TopKGpu::plan_stats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanStats {
+    /// Compute dispatches recorded.
+    pub dispatches: usize,
+    /// Input elements the kernels read (see `input_passes`).
+    pub input_elements_read: u64,
+    /// Elements of the sequences (rows × n).
+    pub input_elements: u64,
+}
+
+impl PlanStats {
+    /// Passes over the input: elements read over elements. Every kernel keying the rows counts one
+    /// pass, every kernel writing outputs K / n (it copies the values from the input). Work skipped on
+    /// the data is counted as done (the radix path's position digits), and the threshold filter's rescan
+    /// of a row whose candidate list overflowed is not counted.
+    pub fn input_passes(&self) -> f64 {
+        if self.input_elements == 0 {
+            0.0
+        } else {
+            self.input_elements_read as f64 / self.input_elements as f64
+        }
     }
 }
 

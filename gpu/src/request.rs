@@ -5,7 +5,9 @@ use bytemuck::Zeroable;
 use topk_kernels::{DataType, Direction, Error, IndexType, Layout, MAX_RANK, Operand, check_request};
 
 use crate::error::GpuError;
-use crate::shader::{Desc, Job, Kernel, RADIX_CHUNK, TILE};
+use crate::shader::{
+    Desc, ENTRY_BYTES, FILTER_CHUNK, FILTER_STATE_WORDS, Job, Kernel, RADIX_CHUNK, RADIX_STATE_WORDS, TILE,
+};
 
 /// A tensor's layout padded to rank 8 (leading size-1 dimensions), in elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,8 +171,9 @@ impl Request {
         Ok(desc)
     }
 
-    /// The dispatches of the call and the scratch entries per row they need.
-    pub(crate) fn plan(&self, workgroup: u32) -> Result<Plan, GpuError> {
+    /// The dispatches of the call and the scratch entries per row they need; `max_binding` bounds the
+    /// threshold filter's candidate lists (a shorter list only overflows sooner).
+    pub(crate) fn plan(&self, workgroup: u32, max_binding: u64) -> Result<Plan, GpuError> {
         let too_large = |what| GpuError::TooLarge {
             what,
             bytes: u64::MAX,
@@ -182,7 +185,7 @@ impl Request {
         let mut plan = Plan {
             steps: Vec::new(),
             scratch_row: 0,
-            counters: false,
+            counter_words: 0,
         };
         let final_tile = |source, src_stride, valid: u32| Step {
             kernel: Kernel::SortTile,
@@ -211,10 +214,36 @@ impl Request {
             sort_rows(&mut plan, rows, 0, n, p, k, workgroup)?;
             return Ok(plan);
         }
+        if k <= TILE {
+            // Threshold filter: a wide-digit histogram, the bucket of the K-th, the candidates at or
+            // below it, and one workgroup per row finishing on them (see the shader).
+            let cap = n.min((4 * TILE).max(n / 16));
+            let fits = max_binding / ENTRY_BYTES / u64::from(rows);
+            let cap = cap.min(u32::try_from(fits).unwrap_or(u32::MAX));
+            plan.scratch_row = cap;
+            plan.counter_words = FILTER_STATE_WORDS;
+            let chunks = n.div_ceil(FILTER_CHUNK);
+            let job = Job {
+                chunks,
+                width: FILTER_CHUNK,
+                dst_stride: cap,
+                ..Job::zeroed()
+            };
+            let groups = [
+                (Kernel::FilterHistogram, dispatch_mul(rows, chunks)?),
+                (Kernel::FilterPick, rows),
+                (Kernel::FilterCandidates, dispatch_mul(rows, n)?.div_ceil(workgroup)),
+                (Kernel::FilterFinish, rows),
+            ];
+            for (kernel, groups) in groups {
+                plan.steps.push(Step { kernel, groups, job });
+            }
+            return Ok(plan);
+        }
         // Radix select: the K-th key digit by digit, then the position of the last tie taken, then the
-        // K candidates, sorted in one tile or, above TILE, in rows padded to a power of two.
-        let stride = if k <= TILE { k } else { q };
-        plan.counters = true;
+        // K candidates, sorted in rows padded to a power of two.
+        let stride = q;
+        plan.counter_words = RADIX_STATE_WORDS;
         plan.scratch_row = stride;
         let chunk = RADIX_CHUNK;
         let chunks = n.div_ceil(chunk);
@@ -255,11 +284,7 @@ impl Request {
                 ..Job::zeroed()
             },
         });
-        if k <= TILE {
-            plan.steps.push(final_tile(1, k, k));
-        } else {
-            sort_rows(&mut plan, rows, 1, k, q, k, workgroup)?;
-        }
+        sort_rows(&mut plan, rows, 1, k, q, k, workgroup)?;
         Ok(plan)
     }
 }
@@ -349,8 +374,33 @@ pub(crate) struct Plan {
     pub(crate) steps: Vec<Step>,
     /// Entries per row of the scratch buffer.
     pub(crate) scratch_row: u32,
-    /// Whether the radix select's per-row counters are used.
-    pub(crate) counters: bool,
+    /// u32 words of per-row counters (radix select or threshold filter state; 0 for none).
+    pub(crate) counter_words: u64,
+}
+
+impl Plan {
+    /// Input elements the plan's kernels read for `rows` rows of `n` with `k` outputs each: every
+    /// pass that keys the row reads n, every pass writing outputs reads K (the values are copied from
+    /// the input). A radix position digit is counted though it reads nothing when no tie needs it;
+    /// `filter_finish` is counted for its K only, though it reads the row again when the candidate
+    /// list overflowed.
+    pub(crate) fn input_reads(&self, rows: u64, n: u64, k: u64) -> u64 {
+        let per_row: u64 = self
+            .steps
+            .iter()
+            .map(|step| match step.kernel {
+                Kernel::SortTile => {
+                    let keys = if step.job.source == 0 { n } else { 0 };
+                    keys + if step.job.sink == 1 { k } else { 0 }
+                }
+                Kernel::BitonicStep | Kernel::RadixSelect | Kernel::FilterPick => 0,
+                Kernel::WriteSorted | Kernel::FilterFinish => k,
+                Kernel::RadixHistogram | Kernel::RadixCompact => n,
+                Kernel::FilterHistogram | Kernel::FilterCandidates => n,
+            })
+            .sum();
+        per_row * rows
+    }
 }
 
 /// How the shader keys a value type: (kind, the high word of +inf's bits), kind 0 unsigned, 1 signed, 2

@@ -4,7 +4,8 @@
 use bytemuck::{Pod, Zeroable};
 
 /// The WGSL source of every kernel (entry points `sort_tile`, `bitonic_step`, `write_sorted`,
-/// `radix_histogram`, `radix_select`, `radix_compact`).
+/// `radix_histogram`, `radix_select`, `radix_compact`, `filter_histogram`, `filter_pick`,
+/// `filter_candidates`, `filter_finish`).
 pub const SHADER: &str = include_str!("../shaders/topk.wgsl");
 
 /// Entries sorted in workgroup memory (the shader's `TILE`): rows up to this length take one dispatch.
@@ -13,14 +14,21 @@ pub const TILE: u32 = 1024;
 /// The default of the shader's `override WORKGROUP` (invocations per workgroup).
 pub const DEFAULT_WORKGROUP: u32 = 256;
 
-/// Workgroup memory the shader declares: three u32 arrays of `TILE`.
-pub(crate) const WORKGROUP_BYTES: u32 = 3 * 4 * TILE;
+/// Workgroup memory the largest entry point uses (`filter_finish`): three u32 arrays of `TILE`, 256
+/// bins and a few words.
+pub(crate) const WORKGROUP_BYTES: u32 = 3 * 4 * TILE + 4 * 256 + 64;
 
 /// Positions one workgroup of `radix_histogram` counts.
 pub(crate) const RADIX_CHUNK: u32 = 4096;
 
 /// u32 words of per-row radix select state (the shader's `STATE`).
 pub(crate) const RADIX_STATE_WORDS: u64 = 264;
+
+/// Positions one workgroup of `filter_histogram` counts.
+pub(crate) const FILTER_CHUNK: u32 = 8192;
+
+/// u32 words of per-row threshold filter state (the shader's `FILTER_STATE`).
+pub(crate) const FILTER_STATE_WORDS: u64 = 2052;
 
 /// Bytes of one (key hi, key lo, position) entry in the scratch buffers.
 pub(crate) const ENTRY_BYTES: u64 = 12;
@@ -84,4 +92,8 @@ pub(crate) enum Kernel {
     RadixHistogram,
     RadixSelect,
     RadixCompact,
+    FilterHistogram,
+    FilterPick,
+    FilterCandidates,
+    FilterFinish,
 }

@@ -347,6 +347,37 @@ fn adversarial_rows() {
     }
 }
 
+/// The threshold filter (n > TILE, K <= TILE): candidates sorted whole, an exact select among more
+/// than TILE of them (many ties in the K-th's bucket), and a list overflowing into a select over the
+/// whole row (equal and skewed data); 8, 32 and 64-bit keys.
+#[test]
+fn threshold_filter_paths() {
+    let Some((gpu, topk)) = gpu() else { return };
+    let equal = vec![1.5f32; 70_000];
+    let few: Vec<f32> = (0..20_000).map(|i| ((i * 7919) % 7) as f32).collect();
+    let skewed: Vec<f64> = (0..70_000)
+        .map(|i| {
+            if i % 1000 == 0 {
+                i as f64
+            } else {
+                0.25 + (i % 3) as f64 * 1e-9
+            }
+        })
+        .collect();
+    let bytes: Vec<u8> = (0..50_000).map(|i| (i % 5) as u8 * 50).collect();
+    for k in [1, 10, 100, 1024] {
+        for direction in [Direction::Decreasing, Direction::Increasing] {
+            compare(topk, gpu, &equal, k, direction);
+            compare(topk, gpu, &few, k, direction);
+            compare(topk, gpu, &skewed, k, direction);
+            compare(topk, gpu, &bytes, k, direction);
+        }
+    }
+    let mut rng = Rng(5);
+    check::<f32, u32>(topk, gpu, &mut rng, &[3, 40_000], 1, 300, Direction::Decreasing, true);
+    check::<i8, i64>(topk, gpu, &mut rng, &[9000, 2], 0, 1000, Direction::Increasing, true);
+}
+
 fn compare<T: Element + Pod>(topk: &TopKGpu, gpu: &Gpu, row: &[T], k: usize, direction: Direction) {
     let (mut cv, mut ci) = (vec![row[0]; k], vec![0u32; k]);
     let (mut gv, mut gi) = (cv.clone(), vec![u32::MAX; k]);
