@@ -829,6 +829,12 @@ fn filter_finish(
         tile_pos[t] = NONE;
     }
     workgroupBarrier();
+    sort_and_emit(lid, b, width);
+}
+
+// Bitonic-sorts the first `width` entries of the tile (a power of two, 2 to TILE, padded by the caller)
+// ascending and writes the first K as outputs. Called in uniform control flow after a barrier.
+fn sort_and_emit(lid: u32, b: Bases, width: u32) {
     for (var k = 2u; k <= width; k <<= 1u) {
         for (var j = k >> 1u; j > 0u; j >>= 1u) {
             for (var q = lid; q < width / 2u; q += WORKGROUP) {
@@ -851,4 +857,118 @@ fn filter_finish(
     for (var t = lid; t < desc.k; t += WORKGROUP) {
         emit(b, t, tile_pos[t]);
     }
+}
+
+// Short rows with small K (n <= TILE, K <= SHORT_CANDIDATES / 2), one workgroup per row: the row's
+// entries in workgroup memory, a histogram of the keys' top 8 bits, the bucket B holding the K-th; the
+// entries whose top 8 bits are at most B (every one of the first K, and all others rank after them)
+// gathered, and each one's rank among them counted: ranks below K are written, with no sort. When more
+// than SHORT_CANDIDATES entries share the buckets up to B (ties, skewed data), the whole row is
+// bitonic-sorted instead.
+const SHORT_CANDIDATES: u32 = 128u;
+var<workgroup> cand_hi: array<u32, SHORT_CANDIDATES>;
+var<workgroup> cand_lo: array<u32, SHORT_CANDIDATES>;
+var<workgroup> cand_pos: array<u32, SHORT_CANDIDATES>;
+var<workgroup> short_part: array<u32, 16>;
+
+fn top_digit(key: vec2<u32>) -> u32 {
+    let width = desc.elem_bytes * 8u;
+    if width == 64u {
+        return key.x >> 24u;
+    }
+    return key.y >> (width - 8u);
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn short_select(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let row = wid.x + wid.y * groups.x;
+    if row >= desc.rows {
+        return;
+    }
+    let b = row_bases(row);
+    let n = desc.n;
+    for (var d = lid; d < 256u; d += WORKGROUP) {
+        atomicStore(&bins[d], 0u);
+    }
+    for (var t = lid; t < n; t += WORKGROUP) {
+        let key = key_of(element_bits(b.input + i32(t) * desc.input_axis));
+        tile_hi[t] = key.x;
+        tile_lo[t] = key.y;
+        tile_pos[t] = t;
+    }
+    workgroupBarrier();
+    for (var t = lid; t < n; t += WORKGROUP) {
+        atomicAdd(&bins[top_digit(vec2<u32>(tile_hi[t], tile_lo[t]))], 1u);
+    }
+    workgroupBarrier();
+    if lid < 16u {
+        var sum = 0u;
+        for (var i = 0u; i < 16u; i++) {
+            sum += atomicLoad(&bins[lid * 16u + i]);
+        }
+        short_part[lid] = sum;
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        // The bins sum to n >= K, so the walk stops at the bin holding the K-th.
+        var rank = desc.k;
+        var below = 0u;
+        var s = 0u;
+        while s < 15u && short_part[s] < rank {
+            rank -= short_part[s];
+            below += short_part[s];
+            s++;
+        }
+        var d = s * 16u;
+        while d < s * 16u + 15u && atomicLoad(&bins[d]) < rank {
+            rank -= atomicLoad(&bins[d]);
+            below += atomicLoad(&bins[d]);
+            d++;
+        }
+        sel_rank = d;
+        sel_count = below + atomicLoad(&bins[d]);
+        atomicStore(&sel_taken, 0u);
+    }
+    let count = workgroupUniformLoad(&sel_count);
+    let bucket = sel_rank;
+    if count <= SHORT_CANDIDATES {
+        for (var t = lid; t < n; t += WORKGROUP) {
+            let e = vec3<u32>(tile_hi[t], tile_lo[t], tile_pos[t]);
+            if top_digit(e.xy) <= bucket {
+                let slot = atomicAdd(&sel_taken, 1u);
+                cand_hi[slot] = e.x;
+                cand_lo[slot] = e.y;
+                cand_pos[slot] = e.z;
+            }
+        }
+        workgroupBarrier();
+        for (var c = lid; c < count; c += WORKGROUP) {
+            let e = vec3<u32>(cand_hi[c], cand_lo[c], cand_pos[c]);
+            var rank = 0u;
+            for (var j = 0u; j < count; j++) {
+                if before(vec3<u32>(cand_hi[j], cand_lo[j], cand_pos[j]), e) {
+                    rank++;
+                }
+            }
+            if rank < desc.k {
+                emit(b, rank, e.z);
+            }
+        }
+        return;
+    }
+    var width = 2u;
+    while width < n {
+        width <<= 1u;
+    }
+    for (var t = n + lid; t < width; t += WORKGROUP) {
+        tile_hi[t] = NONE;
+        tile_lo[t] = NONE;
+        tile_pos[t] = NONE;
+    }
+    workgroupBarrier();
+    sort_and_emit(lid, b, width);
 }

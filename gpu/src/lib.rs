@@ -29,8 +29,9 @@
 //! - Each element's order-preserving key (the CPU crate's `Element::key`, flipped for `Decreasing`) is
 //!   computed in the shader; selection sorts (key, position) entries, which are all distinct, so the
 //!   result is the CPU crate's exactly.
-//! - Rows up to [`TILE`] elements: one workgroup per row sorts in workgroup memory and writes the
-//!   outputs (one dispatch).
+//! - Rows up to [`TILE`] elements: one workgroup per row (one dispatch). With `K <= 64` it gathers
+//!   the entries up to the K-th's top-8-bit bucket and writes each one's counted rank below K;
+//!   otherwise (or past 128 such entries) it sorts the row in workgroup memory.
 //! - Longer rows with `K <= TILE`: a threshold filter in 4 dispatches: a histogram of each key's top
 //!   11 bits, the bucket holding the K-th, the (key, position) candidates at or below it, and one
 //!   workgroup per row selecting and sorting the K among them exactly (or among the whole row when

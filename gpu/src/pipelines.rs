@@ -25,6 +25,7 @@ pub struct TopKGpu {
     filter_pick: wgpu::ComputePipeline,
     filter_candidates: wgpu::ComputePipeline,
     filter_finish: wgpu::ComputePipeline,
+    short_select: wgpu::ComputePipeline,
     max_binding: u64,
     max_groups: u32,
     workgroup: u32,
@@ -152,6 +153,7 @@ impl TopKGpu {
         let filter_pick = pipeline("filter_pick");
         let filter_candidates = pipeline("filter_candidates");
         let filter_finish = pipeline("filter_finish");
+        let short_select = pipeline("short_select");
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
@@ -167,6 +169,7 @@ impl TopKGpu {
             filter_pick,
             filter_candidates,
             filter_finish,
+            short_select,
             max_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size)
@@ -317,6 +320,7 @@ impl TopKGpu {
                 Kernel::FilterPick => &self.filter_pick,
                 Kernel::FilterCandidates => &self.filter_candidates,
                 Kernel::FilterFinish => &self.filter_finish,
+                Kernel::ShortSelect => &self.short_select,
             });
             pass.set_bind_group(0, &bind_group, &[(slot as u64 * JOB_SLOT) as u32]);
             pass.dispatch_workgroups(x, y, 1);

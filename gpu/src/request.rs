@@ -6,7 +6,8 @@ use topk_kernels::{DataType, Direction, Error, IndexType, Layout, MAX_RANK, Oper
 
 use crate::error::GpuError;
 use crate::shader::{
-    Desc, ENTRY_BYTES, FILTER_CHUNK, FILTER_STATE_WORDS, Job, Kernel, RADIX_CHUNK, RADIX_STATE_WORDS, TILE,
+    Desc, ENTRY_BYTES, FILTER_CHUNK, FILTER_STATE_WORDS, Job, Kernel, RADIX_CHUNK, RADIX_STATE_WORDS, SHORT_CANDIDATES,
+    TILE,
 };
 
 /// A tensor's layout padded to rank 8 (leading size-1 dimensions), in elements.
@@ -202,6 +203,14 @@ impl Request {
                 ..Job::zeroed()
             },
         };
+        if n <= TILE && 2 * k <= SHORT_CANDIDATES {
+            plan.steps.push(Step {
+                kernel: Kernel::ShortSelect,
+                groups: rows,
+                job: Job::zeroed(),
+            });
+            return Ok(plan);
+        }
         if n <= TILE {
             plan.steps.push(final_tile(0, n, n));
             return Ok(plan);
@@ -396,6 +405,7 @@ impl Plan {
                 Kernel::BitonicStep | Kernel::RadixSelect | Kernel::FilterPick => 0,
                 Kernel::WriteSorted | Kernel::FilterFinish => k,
                 Kernel::RadixHistogram | Kernel::RadixCompact => n,
+                Kernel::ShortSelect => n + k,
                 Kernel::FilterHistogram | Kernel::FilterCandidates => n,
             })
             .sum();

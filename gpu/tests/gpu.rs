@@ -378,6 +378,27 @@ fn threshold_filter_paths() {
     check::<i8, i64>(topk, gpu, &mut rng, &[9000, 2], 0, 1000, Direction::Increasing, true);
 }
 
+/// Short rows with small K (`short_select`): candidates ranked by counting, with ties among them, and
+/// the whole-row sort when more than its 128 candidates share the K-th's top 8 bits.
+#[test]
+fn short_rows_small_k() {
+    let Some((gpu, topk)) = gpu() else { return };
+    let thirds: Vec<f32> = (0..300).map(|i| (i % 3) as f32).collect();
+    let halves: Vec<i16> = (0..300).map(|i| (i % 2) as i16 * 300).collect();
+    let close: Vec<u64> = (0..1000).map(|i| (7u64 << 56) + (i * 7919 % 1000)).collect();
+    for k in [1, 5, 64] {
+        for direction in [Direction::Decreasing, Direction::Increasing] {
+            compare(topk, gpu, &thirds, k, direction);
+            compare(topk, gpu, &halves, k, direction);
+            compare(topk, gpu, &close, k, direction);
+        }
+    }
+    let mut rng = Rng(11);
+    check::<f64, u32>(topk, gpu, &mut rng, &[50, 700], 1, 20, Direction::Decreasing, true);
+    check::<u8, i32>(topk, gpu, &mut rng, &[1024, 30], 0, 64, Direction::Increasing, true);
+    check::<bf16, u64>(topk, gpu, &mut rng, &[3, 7, 9], 2, 3, Direction::Decreasing, true);
+}
+
 fn compare<T: Element + Pod>(topk: &TopKGpu, gpu: &Gpu, row: &[T], k: usize, direction: Direction) {
     let (mut cv, mut ci) = (vec![row[0]; k], vec![0u32; k]);
     let (mut gv, mut gi) = (cv.clone(), vec![u32::MAX; k]);

@@ -4,7 +4,7 @@
 use naga::back::{glsl, hlsl, msl, spv};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-const ENTRY_POINTS: [&str; 10] = [
+const ENTRY_POINTS: [&str; 11] = [
     "sort_tile",
     "bitonic_step",
     "write_sorted",
@@ -15,6 +15,7 @@ const ENTRY_POINTS: [&str; 10] = [
     "filter_pick",
     "filter_candidates",
     "filter_finish",
+    "short_select",
 ];
 
 fn module() -> (naga::Module, naga::valid::ModuleInfo) {
