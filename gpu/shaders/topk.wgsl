@@ -87,8 +87,9 @@ struct Job {
     // Radix select: 0 selects on keys, 1 on the positions of the keys equal to the K-th; digit shift.
     phase: u32,
     shift: u32,
+    // `sort_tile`: 1 to zero the row's radix select state (the last step reading it is done).
+    reset: u32,
     pad0: u32,
-    pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> desc: Desc;
@@ -98,7 +99,9 @@ struct Job {
 @group(0) @binding(3) var<storage, read_write> scratch: array<u32>;
 @group(0) @binding(4) var<storage, read_write> values_words: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> indices_words: array<u32>;
-// Radix select, per row: 256 histogram bins, then the state (see the STATE_* offsets). Zeroed by the host.
+// Per row: the radix select's 256 bins and state (see the STATE_* offsets), or the threshold filter's
+// (FILTER_*). Zero before and after every call: the kernels clear what they used, so the buffer is
+// reused across calls.
 @group(0) @binding(6) var<storage, read_write> counters: array<atomic<u32>>;
 
 const STATE: u32 = 264u;
@@ -298,6 +301,11 @@ fn sort_tile(
         tile_pos[t] = e.z;
     }
     workgroupBarrier();
+    if job.reset != 0u && chunk == 0u {
+        for (var d = 256u + lid; d < STATE; d += WORKGROUP) {
+            atomicStore(&counters[row * STATE + d], 0u);
+        }
+    }
     let dir_base = select(0u, base, job.global_dir != 0u);
     for (var k = job.stage_first; k <= job.stage_last; k <<= 1u) {
         for (var j = min(k >> 1u, width >> 1u); j > 0u; j >>= 1u) {
@@ -568,7 +576,7 @@ fn radix_compact(
 // Threshold filter for long rows (n > TILE, K <= TILE), four dispatches in all:
 //   filter_histogram:  per (row, chunk), a histogram of the key's top 11 bits (its wide digit) in
 //                      workgroup memory, added to the row's 2048 bins;
-//   filter_pick:       per row, the bucket B holding the K-th key (bins cleared, candidate count reset);
+//   filter_pick:       per row, the bucket B holding the K-th key (bins cleared);
 //   filter_candidates: per element, (key, position) written to the row's candidate list when the wide
 //                      digit is at most B: every element of the first K is there, and the others sort
 //                      after them; the count goes on past the list's capacity (`dst_stride`);
@@ -682,7 +690,6 @@ fn filter_pick(
             d++;
         }
         atomicStore(&counters[state + FILTER_BUCKET], d);
-        atomicStore(&counters[state + FILTER_COUNT], 0u);
     }
 }
 
@@ -736,6 +743,9 @@ fn filter_finish(
     let b = row_bases(row);
     if lid == 0u {
         let found = atomicLoad(&counters[row * FILTER_STATE + FILTER_COUNT]);
+        // The last reads of the row's state: leave it zero for the next call.
+        atomicStore(&counters[row * FILTER_STATE + FILTER_COUNT], 0u);
+        atomicStore(&counters[row * FILTER_STATE + FILTER_BUCKET], 0u);
         let overflow = found > job.dst_stride;
         sel_input = select(0u, 1u, overflow);
         sel_count = select(found, desc.n, overflow);

@@ -1,6 +1,6 @@
 //! The kernels' pipelines, and recording and running a request with them.
 
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 
 use bytemuck::Pod;
 use topk_kernels::{Direction, Element, Index, Operand, View};
@@ -8,7 +8,7 @@ use wgpu::util::DeviceExt;
 
 use crate::error::GpuError;
 use crate::host::HostViewMut;
-use crate::request::Request;
+use crate::request::{Plan, Request};
 use crate::shader::*;
 
 /// The kernels' pipelines, built once per device.
@@ -29,6 +29,29 @@ pub struct TopKGpu {
     max_binding: u64,
     max_groups: u32,
     workgroup: u32,
+    /// Scratch and counters shared by every call, grown on demand, and the bind groups of recent calls.
+    workspace: Mutex<Workspace>,
+}
+
+/// Bind groups kept for calls seen recently.
+const CACHED_CALLS: usize = 8;
+
+/// What calls reuse: the scratch and counters buffers (on `device`; the kernels leave the counters
+/// zero after each call) and, per recent (request, input, values, indices), the uniforms and the bind
+/// group over them.
+#[derive(Debug, Default)]
+struct Workspace {
+    device: Option<wgpu::Device>,
+    scratch: Option<wgpu::Buffer>,
+    counters: Option<wgpu::Buffer>,
+    calls: Vec<CachedCall>,
+}
+
+#[derive(Debug)]
+struct CachedCall {
+    request: Request,
+    buffers: [wgpu::Buffer; 3],
+    bind_group: wgpu::BindGroup,
 }
 
 impl TopKGpu {
@@ -176,6 +199,7 @@ impl TopKGpu {
                 .min(u32::MAX.into()),
             max_groups: limits.max_compute_workgroups_per_dimension,
             workgroup,
+            workspace: Mutex::new(Workspace::default()),
         })
     }
 
@@ -183,8 +207,10 @@ impl TopKGpu {
     ///
     /// `input`, `values` and `indices` are three distinct buffers with `STORAGE` usage, each bound
     /// whole; the request's layouts address them in elements from their start, and are checked
-    /// against their sizes here. Scratch and parameter buffers are created on `device` and kept alive
-    /// by the command buffer. Sub-word values are written with atomic read-modify-write, so bytes of
+    /// against their sizes here. The scratch and counters buffers are this `TopKGpu`'s, shared by every
+    /// call and grown when a call needs more (the kernels leave the counters zero, so calls run in any
+    /// order of submission); the uniforms and bind group of the 8 most recent (request, buffers) are
+    /// reused, which keeps those buffers alive until pushed out. Sub-word values are written with atomic read-modify-write, so bytes of
     /// the values buffer outside the view keep their contents. Nothing is recorded on error.
     pub fn record(
         &self,
@@ -253,57 +279,14 @@ impl TopKGpu {
         for step in &plan.steps {
             grids.push(self.grid(step.groups)?);
         }
-        let scratch = |label, size| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size,
-                usage: wgpu::BufferUsages::STORAGE,
-                mapped_at_creation: false,
-            })
-        };
-        let entries = scratch("topk scratch", scratch_bytes);
-        // New buffers are zeroed, which is the radix select's initial state.
-        let counters = scratch("topk radix counters", counters_bytes);
-        let desc_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("topk desc"),
-            contents: bytemuck::bytes_of(&desc),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let mut jobs = vec![0u8; plan.steps.len() * JOB_SLOT as usize];
-        for (slot, step) in jobs.chunks_exact_mut(JOB_SLOT as usize).zip(&plan.steps) {
-            slot[..size_of::<Job>()].copy_from_slice(bytemuck::bytes_of(&step.job));
-        }
-        let job_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("topk jobs"),
-            contents: &jobs,
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-            wgpu::BindGroupEntry {
-                binding,
-                resource: buffer.as_entire_binding(),
-            }
-        }
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("topk"),
-            layout: &self.layout,
-            entries: &[
-                whole(0, &desc_buffer),
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &job_buffer,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(size_of::<Job>() as u64),
-                    }),
-                },
-                whole(2, input),
-                whole(3, &entries),
-                whole(4, values),
-                whole(5, indices),
-                whole(6, &counters),
-            ],
-        });
+        let bind_group = self.bind_group(
+            device,
+            request,
+            &desc,
+            &plan,
+            [input, values, indices],
+            [scratch_bytes, counters_bytes],
+        );
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("topk"),
             timestamp_writes: None,
@@ -326,6 +309,109 @@ impl TopKGpu {
             pass.dispatch_workgroups(x, y, 1);
         }
         Ok(())
+    }
+
+    /// The bind group of a call: cached for a recent (request, buffers), else built over the shared
+    /// workspace (grown first if too small, which drops the cached bind groups over the old one) and
+    /// new uniforms.
+    fn bind_group(
+        &self,
+        device: &wgpu::Device,
+        request: &Request,
+        desc: &Desc,
+        plan: &Plan,
+        buffers: [&wgpu::Buffer; 3],
+        [scratch_bytes, counters_bytes]: [u64; 2],
+    ) -> wgpu::BindGroup {
+        // A panic elsewhere while the lock was held leaves nothing half-done that matters here.
+        let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
+        if ws.device.as_ref() != Some(device) {
+            *ws = Workspace {
+                device: Some(device.clone()),
+                ..Workspace::default()
+            };
+        }
+        let grow = |buffer: &mut Option<wgpu::Buffer>, label, size: u64| {
+            if buffer.as_ref().is_some_and(|b| b.size() >= size) {
+                return false;
+            }
+            // New buffers are zeroed, which is the counters' state between calls.
+            *buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage: wgpu::BufferUsages::STORAGE,
+                mapped_at_creation: false,
+            }));
+            true
+        };
+        let grown_scratch = grow(&mut ws.scratch, "topk scratch", scratch_bytes);
+        let grown_counters = grow(&mut ws.counters, "topk counters", counters_bytes);
+        if grown_scratch || grown_counters {
+            ws.calls.clear();
+        }
+        if let Some(i) = ws
+            .calls
+            .iter()
+            .position(|c| c.request == *request && c.buffers.iter().zip(buffers).all(|(a, b)| a == b))
+        {
+            let call = ws.calls.remove(i);
+            let bind_group = call.bind_group.clone();
+            ws.calls.push(call);
+            return bind_group;
+        }
+        let desc_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("topk desc"),
+            contents: bytemuck::bytes_of(desc),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let mut jobs = vec![0u8; plan.steps.len() * JOB_SLOT as usize];
+        for (slot, step) in jobs.chunks_exact_mut(JOB_SLOT as usize).zip(&plan.steps) {
+            slot[..size_of::<Job>()].copy_from_slice(bytemuck::bytes_of(&step.job));
+        }
+        let job_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("topk jobs"),
+            contents: &jobs,
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        fn whole(binding: u32, buffer: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
+            wgpu::BindGroupEntry {
+                binding,
+                resource: buffer.as_entire_binding(),
+            }
+        }
+        let (Some(scratch), Some(counters)) = (&ws.scratch, &ws.counters) else {
+            unreachable!("grown above");
+        };
+        let [input, values, indices] = buffers;
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("topk"),
+            layout: &self.layout,
+            entries: &[
+                whole(0, &desc_buffer),
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &job_buffer,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(size_of::<Job>() as u64),
+                    }),
+                },
+                whole(2, input),
+                whole(3, scratch),
+                whole(4, values),
+                whole(5, indices),
+                whole(6, counters),
+            ],
+        });
+        if ws.calls.len() == CACHED_CALLS {
+            ws.calls.remove(0);
+        }
+        ws.calls.push(CachedCall {
+            request: request.clone(),
+            buffers: buffers.map(wgpu::Buffer::clone),
+            bind_group: bind_group.clone(),
+        });
+        bind_group
     }
 
     /// What [`TopKGpu::record`] would record for `request`: its dispatches and how much of the input

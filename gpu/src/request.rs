@@ -338,8 +338,11 @@ pub(crate) fn sort_rows(
             ..Job::zeroed()
         },
     };
-    // The first pass pads positions at and above `valid` with entries that sort last.
-    plan.steps.push(tile(source, valid, 2, TILE));
+    // The first pass pads positions at and above `valid` with entries that sort last. After the radix
+    // select (source 1), it also zeroes the rows' select state: nothing reads it after.
+    let mut first = tile(source, valid, 2, TILE);
+    first.job.reset = source;
+    plan.steps.push(first);
     let mut stage = 2 * TILE;
     while stage <= p {
         let mut j = stage / 2;

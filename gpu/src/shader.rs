@@ -80,7 +80,8 @@ pub(crate) struct Job {
     pub(crate) stage: u32,
     pub(crate) phase: u32,
     pub(crate) shift: u32,
-    pub(crate) pad: [u32; 2],
+    pub(crate) reset: u32,
+    pub(crate) pad: u32,
 }
 
 /// Bytes between two jobs in the job buffer: WebGPU's largest `minUniformBufferOffsetAlignment`.

@@ -399,6 +399,102 @@ fn short_rows_small_k() {
     check::<bf16, u64>(topk, gpu, &mut rng, &[3, 7, 9], 2, 3, Direction::Decreasing, true);
 }
 
+/// Calls recorded again and again over the same buffers (cached bind groups, the shared workspace),
+/// alternating the threshold filter, the radix select and short rows, with new input each time: each
+/// call must find the counters as the previous one left them, zero.
+#[test]
+fn repeated_calls_reuse_the_workspace() {
+    let Some((gpu, topk)) = gpu() else { return };
+    use wgpu::util::DeviceExt;
+    let n = 5000usize;
+    let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let input = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: (n * 4) as u64,
+        usage: storage,
+        mapped_at_creation: false,
+    });
+    let out = |_| {
+        gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: &vec![0u8; 2000 * 4],
+            usage: storage,
+        })
+    };
+    let (values, indices) = (out(0), out(1));
+    let read = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 2 * 2000 * 4,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut rng = Rng(21);
+    for round in 0..12 {
+        let row: Vec<f32> = values_of(&mut rng, n, round);
+        let (k, rows_n) = match round % 4 {
+            0 => (10, n),
+            1 => (2000, n),
+            2 => (7, 300),
+            _ => (1024, n),
+        };
+        let row = &row[..rows_n];
+        gpu.queue.write_buffer(&input, 0, bytemuck::cast_slice(row));
+        let layout = |tensor, len, elements| topk_kernels::Layout::contiguous(tensor, [len], elements).unwrap();
+        let request = Request::new(
+            DataType::F32,
+            IndexType::U32,
+            &layout(topk_kernels::Operand::Input, rows_n, n),
+            0,
+            k,
+            Direction::Decreasing,
+            &layout(topk_kernels::Operand::Values, k, 2000),
+            &layout(topk_kernels::Operand::Indices, k, 2000),
+        )
+        .unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        topk.record(&gpu.device, &mut encoder, &request, &input, &values, &indices)
+            .unwrap();
+        encoder.copy_buffer_to_buffer(&values, 0, &read, 0, 2000 * 4);
+        encoder.copy_buffer_to_buffer(&indices, 0, &read, 2000 * 4, 2000 * 4);
+        gpu.queue.submit([encoder.finish()]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        read.map_async(wgpu::MapMode::Read, .., move |r| sender.send(r).unwrap());
+        gpu.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        receiver.recv().unwrap().unwrap();
+        let bytes = read.get_mapped_range(..).unwrap().to_vec();
+        read.unmap();
+        let (mut cv, mut ci) = (vec![0f32; k], vec![0u32; k]);
+        topk_kernels::naive::topk(topk_kernels::Request {
+            input: View::contiguous(row, [rows_n]).unwrap(),
+            axis: 0,
+            k,
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut cv, [k]).unwrap(),
+            indices: ViewMut::contiguous(&mut ci, [k]).unwrap(),
+        })
+        .unwrap();
+        assert_eq!(bytemuck::cast_slice::<f32, u8>(&cv), &bytes[..k * 4], "round {round}");
+        assert_eq!(
+            bytemuck::cast_slice::<u32, u8>(&ci),
+            &bytes[2000 * 4..2000 * 4 + k * 4],
+            "round {round}"
+        );
+    }
+}
+
+/// Random bits, or every third round few distinct values (ties across the K-th).
+fn values_of(rng: &mut Rng, n: usize, round: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            if round % 3 == 2 {
+                (rng.below(5) as f32) * 0.5
+            } else {
+                f32::from_bits(rng.next() as u32)
+            }
+        })
+        .collect()
+}
+
 fn compare<T: Element + Pod>(topk: &TopKGpu, gpu: &Gpu, row: &[T], k: usize, direction: Direction) {
     let (mut cv, mut ci) = (vec![row[0]; k], vec![0u32; k]);
     let (mut gv, mut gi) = (cv.clone(), vec![u32::MAX; k]);
