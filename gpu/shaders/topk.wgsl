@@ -982,3 +982,41 @@ fn short_select(
     workgroupBarrier();
     sort_and_emit(lid, b, width);
 }
+
+// Tiny rows (n <= TINY_ROW): WORKGROUP / n rows per workgroup, one invocation per element. Each entry's
+// rank in its row is counted against the row's others in workgroup memory (entries are distinct, so the
+// ranks are too); ranks below K are written.
+@compute @workgroup_size(WORKGROUP)
+fn tiny_rows(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let per_group = WORKGROUP / desc.n;
+    let slot = lid / desc.n;
+    let pos = lid % desc.n;
+    let row = (wid.x + wid.y * groups.x) * per_group + slot;
+    let live = slot < per_group && row < desc.rows;
+    var b = Bases(0, 0, 0);
+    if live {
+        b = row_bases(row);
+        let key = key_of(element_bits(b.input + i32(pos) * desc.input_axis));
+        tile_hi[lid] = key.x;
+        tile_lo[lid] = key.y;
+        tile_pos[lid] = pos;
+    }
+    workgroupBarrier();
+    if live {
+        let e = vec3<u32>(tile_hi[lid], tile_lo[lid], pos);
+        let first = slot * desc.n;
+        var rank = 0u;
+        for (var j = first; j < first + desc.n; j++) {
+            if before(vec3<u32>(tile_hi[j], tile_lo[j], tile_pos[j]), e) {
+                rank++;
+            }
+        }
+        if rank < desc.k {
+            emit(b, rank, pos);
+        }
+    }
+}

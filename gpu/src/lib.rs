@@ -29,6 +29,8 @@
 //! - Each element's order-preserving key (the CPU crate's `Element::key`, flipped for `Decreasing`) is
 //!   computed in the shader; selection sorts (key, position) entries, which are all distinct, so the
 //!   result is the CPU crate's exactly.
+//! - Rows up to 32 elements: several rows per workgroup, each entry's rank counted in workgroup
+//!   memory (one dispatch).
 //! - Rows up to [`TILE`] elements: one workgroup per row (one dispatch). With `K <= 64` it gathers
 //!   the entries up to the K-th's top-8-bit bucket and writes each one's counted rank below K;
 //!   otherwise (or past 128 such entries) it sorts the row in workgroup memory.

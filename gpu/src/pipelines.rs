@@ -26,6 +26,7 @@ pub struct TopKGpu {
     filter_candidates: wgpu::ComputePipeline,
     filter_finish: wgpu::ComputePipeline,
     short_select: wgpu::ComputePipeline,
+    tiny_rows: wgpu::ComputePipeline,
     max_binding: u64,
     max_groups: u32,
     workgroup: u32,
@@ -177,6 +178,7 @@ impl TopKGpu {
         let filter_candidates = pipeline("filter_candidates");
         let filter_finish = pipeline("filter_finish");
         let short_select = pipeline("short_select");
+        let tiny_rows = pipeline("tiny_rows");
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
@@ -193,6 +195,7 @@ impl TopKGpu {
             filter_candidates,
             filter_finish,
             short_select,
+            tiny_rows,
             max_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size)
@@ -304,6 +307,7 @@ impl TopKGpu {
                 Kernel::FilterCandidates => &self.filter_candidates,
                 Kernel::FilterFinish => &self.filter_finish,
                 Kernel::ShortSelect => &self.short_select,
+                Kernel::TinyRows => &self.tiny_rows,
             });
             pass.set_bind_group(0, &bind_group, &[(slot as u64 * JOB_SLOT) as u32]);
             pass.dispatch_workgroups(x, y, 1);

@@ -7,7 +7,7 @@ use topk_kernels::{DataType, Direction, Error, IndexType, Layout, MAX_RANK, Oper
 use crate::error::GpuError;
 use crate::shader::{
     Desc, ENTRY_BYTES, FILTER_CHUNK, FILTER_STATE_WORDS, Job, Kernel, RADIX_CHUNK, RADIX_STATE_WORDS, SHORT_CANDIDATES,
-    TILE,
+    TILE, TINY_ROW,
 };
 
 /// A tensor's layout padded to rank 8 (leading size-1 dimensions), in elements.
@@ -203,6 +203,14 @@ impl Request {
                 ..Job::zeroed()
             },
         };
+        if n <= TINY_ROW {
+            plan.steps.push(Step {
+                kernel: Kernel::TinyRows,
+                groups: rows.div_ceil(workgroup / n),
+                job: Job::zeroed(),
+            });
+            return Ok(plan);
+        }
         if n <= TILE && 2 * k <= SHORT_CANDIDATES {
             plan.steps.push(Step {
                 kernel: Kernel::ShortSelect,
@@ -408,7 +416,7 @@ impl Plan {
                 Kernel::BitonicStep | Kernel::RadixSelect | Kernel::FilterPick => 0,
                 Kernel::WriteSorted | Kernel::FilterFinish => k,
                 Kernel::RadixHistogram | Kernel::RadixCompact => n,
-                Kernel::ShortSelect => n + k,
+                Kernel::ShortSelect | Kernel::TinyRows => n + k,
                 Kernel::FilterHistogram | Kernel::FilterCandidates => n,
             })
             .sum();

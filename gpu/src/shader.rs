@@ -5,7 +5,7 @@ use bytemuck::{Pod, Zeroable};
 
 /// The WGSL source of every kernel (entry points `sort_tile`, `bitonic_step`, `write_sorted`,
 /// `radix_histogram`, `radix_select`, `radix_compact`, `filter_histogram`, `filter_pick`,
-/// `filter_candidates`, `filter_finish`, `short_select`).
+/// `filter_candidates`, `filter_finish`, `short_select`, `tiny_rows`).
 pub const SHADER: &str = include_str!("../shaders/topk.wgsl");
 
 /// Entries sorted in workgroup memory (the shader's `TILE`): rows up to this length take one dispatch.
@@ -17,6 +17,9 @@ pub const DEFAULT_WORKGROUP: u32 = 256;
 /// Workgroup memory the largest entry point uses (`short_select`): three u32 arrays of `TILE`, 256
 /// bins, three of `SHORT_CANDIDATES` and a few words.
 pub(crate) const WORKGROUP_BYTES: u32 = 3 * 4 * TILE + 4 * 256 + 3 * 4 * SHORT_CANDIDATES + 128;
+
+/// Rows up to this length go several to a workgroup (`tiny_rows`).
+pub(crate) const TINY_ROW: u32 = 32;
 
 /// Entries `short_select` ranks by counting (the shader's `SHORT_CANDIDATES`); it serves K up to half.
 pub(crate) const SHORT_CANDIDATES: u32 = 128;
@@ -101,4 +104,5 @@ pub(crate) enum Kernel {
     FilterCandidates,
     FilterFinish,
     ShortSelect,
+    TinyRows,
 }

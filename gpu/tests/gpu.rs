@@ -712,7 +712,17 @@ fn other_workgroup_sizes() {
     let mut rng = Rng(7);
     for workgroup in [32, 512] {
         let topk = TopKGpu::with_workgroup_size(&gpu.device, workgroup).unwrap();
-        for (rows, n, k) in [(5, 37, 5), (3, 1000, 1000), (2, 5000, 300), (1, 3000, 2000)] {
+        let cases = [
+            (5, 37, 5),
+            (3, 1000, 1000),
+            (2, 5000, 300),
+            (1, 3000, 2000),
+            (70, 31, 4),
+            (100, 1, 1),
+            (33, 32, 32),
+            (600, 3, 2),
+        ];
+        for (rows, n, k) in cases {
             check::<i16, u32>(&topk, gpu, &mut rng, &[rows, n], 1, k, Direction::Increasing, true);
             check::<f32, i64>(&topk, gpu, &mut rng, &[n, rows], 0, k, Direction::Decreasing, true);
         }

@@ -4,7 +4,7 @@
 use naga::back::{glsl, hlsl, msl, spv};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-const ENTRY_POINTS: [&str; 11] = [
+const ENTRY_POINTS: [&str; 12] = [
     "sort_tile",
     "bitonic_step",
     "write_sorted",
@@ -16,6 +16,7 @@ const ENTRY_POINTS: [&str; 11] = [
     "filter_candidates",
     "filter_finish",
     "short_select",
+    "tiny_rows",
 ];
 
 fn module() -> (naga::Module, naga::valid::ModuleInfo) {
