@@ -784,10 +784,25 @@ fn filter_finish(
                 }
             }
             workgroupBarrier();
+            // The bin holding the rank: sums of 16 bins first, then the bins of one sum (the entries
+            // matching the prefix number at least the rank, so both walks stop inside).
+            if lid < 16u {
+                var sum = 0u;
+                for (var i = 0u; i < 16u; i++) {
+                    sum += atomicLoad(&bins[lid * 16u + i]);
+                }
+                short_part[lid] = sum;
+            }
+            workgroupBarrier();
             if lid == 0u {
                 var rank = sel_rank;
-                var d = 0u;
-                while d < 255u && atomicLoad(&bins[d]) < rank {
+                var s = 0u;
+                while s < 15u && short_part[s] < rank {
+                    rank -= short_part[s];
+                    s++;
+                }
+                var d = s * 16u;
+                while d < s * 16u + 15u && atomicLoad(&bins[d]) < rank {
                     rank -= atomicLoad(&bins[d]);
                     d++;
                 }
