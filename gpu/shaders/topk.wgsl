@@ -103,6 +103,10 @@ struct Job {
 // (FILTER_*). Zero before and after every call: the kernels clear what they used, so the buffer is
 // reused across calls.
 @group(0) @binding(6) var<storage, read_write> counters: array<atomic<u32>>;
+// The radix select's position phase as indirect dispatch arguments: (x, y, 1) of its histogram grid,
+// then of its select grid. All zero, so the phase is skipped, unless a row has ties at the K-th key
+// that are not all taken; zeroed again by the last kernel of the call (`sort_tile` with `reset`).
+@group(0) @binding(7) var<storage, read_write> dispatch_args: array<atomic<u32>, 6>;
 
 const STATE: u32 = 264u;
 // The K-th key found so far (its digits above the current one), high and low word.
@@ -305,6 +309,9 @@ fn sort_tile(
         for (var d = 256u + lid; d < STATE; d += WORKGROUP) {
             atomicStore(&counters[row * STATE + d], 0u);
         }
+        if row == 0u && lid < 6u {
+            atomicStore(&dispatch_args[lid], 0u);
+        }
     }
     let dir_base = select(0u, base, job.global_dir != 0u);
     for (var k = job.stage_first; k <= job.stage_last; k <<= 1u) {
@@ -397,6 +404,7 @@ fn write_sorted(
 //   radix_select:    walk the 256 bins to the one holding the K-th, fix that digit, count the bins below.
 // Phase 0 does this on keys and finds the K-th key T exactly; phase 1 does it on the positions of the
 // elements with key T and finds the position of the last tie taken (ties go to the lowest positions).
+// Phase 1's dispatches are indirect, with zero workgroups unless some row's ties at T are not all taken.
 // radix_compact then writes exactly K candidates (key < T, or key == T at a position up to that one) in
 // any order, and `sort_tile` sorts them and writes the outputs.
 
@@ -531,9 +539,20 @@ fn radix_select(
             } else {
                 atomicOr(&counters[state + STATE_KEY_LO], digit << job.shift);
             }
-            // The K-th key is known: if every element equal to it is taken, phase 1 has nothing to find.
-            if job.shift == 0u && rank - below == prefix[d] - below {
-                atomicStore(&counters[state + STATE_POS], NONE);
+            // The K-th key is known: if every element equal to it is taken, phase 1 has nothing to find;
+            // else phase 1 is dispatched (`j`, `stage`: its histogram grid; `stage_first`, `stage_last`:
+            // its select grid).
+            if job.shift == 0u {
+                if rank - below == prefix[d] - below {
+                    atomicStore(&counters[state + STATE_POS], NONE);
+                } else {
+                    atomicStore(&dispatch_args[0], job.j);
+                    atomicStore(&dispatch_args[1], job.stage);
+                    atomicStore(&dispatch_args[2], 1u);
+                    atomicStore(&dispatch_args[3], job.stage_first);
+                    atomicStore(&dispatch_args[4], job.stage_last);
+                    atomicStore(&dispatch_args[5], 1u);
+                }
             }
         } else {
             atomicAdd(&counters[state + STATE_POS_BELOW], below);

@@ -40,8 +40,9 @@
 //!   the candidate list overflowed).
 //! - Longer rows with `K > TILE`: radix select, 8 bits a pass from the top, with workgroup
 //!   histograms: first the K-th key exactly, then (among the elements with that key) the position of
-//!   the last tie taken, since ties go to the lowest positions. Exactly K candidates are then
-//!   compacted and sorted by the bitonic sort below over K padded to a power of two.
+//!   the last tie taken, since ties go to the lowest positions (indirect dispatches, empty when no
+//!   tie needs them). Exactly K candidates are then compacted and sorted by the bitonic sort below
+//!   over K padded to a power of two.
 //! - K close to n: a row-wide bitonic sort in a scratch buffer whose short-distance steps are fused
 //!   in workgroup memory, then a pass writing the first K.
 //! - [`TopKGpu::record`] records into your encoder over your buffers and never submits;

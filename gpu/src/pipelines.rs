@@ -45,6 +45,9 @@ struct Workspace {
     device: Option<wgpu::Device>,
     scratch: Option<wgpu::Buffer>,
     counters: Option<wgpu::Buffer>,
+    /// The position phase's indirect arguments (zero between calls), and the stand-in bound in their
+    /// place for the indirect dispatches.
+    args: Option<[wgpu::Buffer; 2]>,
     calls: Vec<CachedCall>,
 }
 
@@ -52,7 +55,7 @@ struct Workspace {
 struct CachedCall {
     request: Request,
     buffers: [wgpu::Buffer; 3],
-    bind_group: wgpu::BindGroup,
+    bind_groups: [wgpu::BindGroup; 2],
 }
 
 impl TopKGpu {
@@ -90,7 +93,7 @@ impl TopKGpu {
             ),
             (
                 "max_storage_buffers_per_shader_stage",
-                5,
+                6,
                 limits.max_storage_buffers_per_shader_stage.into(),
             ),
             (
@@ -146,6 +149,7 @@ impl TopKGpu {
                 entry(4, storage(false), false),
                 entry(5, storage(false), false),
                 entry(6, storage(false), false),
+                entry(7, storage(false), false),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -265,7 +269,7 @@ impl TopKGpu {
             }
             layout.check_fits(tensor, (buffer.size() / u64::from(bytes)) as usize)?;
         }
-        let plan = request.plan(self.workgroup, self.max_binding)?;
+        let mut plan = request.plan(self.workgroup, self.max_binding)?;
         let rows = u64::from(desc.rows);
         let scratch_bytes = (rows * u64::from(plan.scratch_row) * ENTRY_BYTES).max(ENTRY_BYTES);
         let counters_bytes = (rows * plan.counter_words * 4).max(4);
@@ -282,7 +286,27 @@ impl TopKGpu {
         for step in &plan.steps {
             grids.push(self.grid(step.groups)?);
         }
-        let bind_group = self.bind_group(
+        // The radix select's position phase runs from indirect arguments that its last key digit's
+        // select writes when a tie needs it: that step carries the phase's two grids.
+        let position_grid = |kernel| {
+            plan.steps
+                .iter()
+                .zip(&grids)
+                .find(|(step, _)| step.kernel == kernel && step.job.phase == 1)
+                .map(|(_, &grid)| grid)
+        };
+        if let (Some(histogram), Some(select)) = (
+            position_grid(Kernel::RadixHistogram),
+            position_grid(Kernel::RadixSelect),
+        ) {
+            for step in &mut plan.steps {
+                if step.kernel == Kernel::RadixSelect && step.job.phase == 0 && step.job.shift == 0 {
+                    (step.job.j, step.job.stage) = histogram;
+                    (step.job.stage_first, step.job.stage_last) = select;
+                }
+            }
+        }
+        let (bind_group, indirect_group, args) = self.bind_group(
             device,
             request,
             &desc,
@@ -295,6 +319,8 @@ impl TopKGpu {
             timestamp_writes: None,
         });
         for (slot, (step, (x, y))) in plan.steps.iter().zip(grids).enumerate() {
+            let offset = [(slot as u64 * JOB_SLOT) as u32];
+            let indirect = step.job.phase == 1 && matches!(step.kernel, Kernel::RadixHistogram | Kernel::RadixSelect);
             pass.set_pipeline(match step.kernel {
                 Kernel::SortTile => &self.sort_tile,
                 Kernel::BitonicStep => &self.bitonic_step,
@@ -309,15 +335,24 @@ impl TopKGpu {
                 Kernel::ShortSelect => &self.short_select,
                 Kernel::TinyRows => &self.tiny_rows,
             });
-            pass.set_bind_group(0, &bind_group, &[(slot as u64 * JOB_SLOT) as u32]);
-            pass.dispatch_workgroups(x, y, 1);
+            if indirect {
+                // A buffer may not be both the indirect arguments and a storage binding of one
+                // dispatch: these bind a stand-in at the arguments' binding.
+                pass.set_bind_group(0, &indirect_group, &offset);
+                let args_offset = if step.kernel == Kernel::RadixHistogram { 0 } else { 12 };
+                pass.dispatch_workgroups_indirect(&args, args_offset);
+            } else {
+                pass.set_bind_group(0, &bind_group, &offset);
+                pass.dispatch_workgroups(x, y, 1);
+            }
         }
         Ok(())
     }
 
-    /// The bind group of a call: cached for a recent (request, buffers), else built over the shared
-    /// workspace (grown first if too small, which drops the cached bind groups over the old one) and
-    /// new uniforms.
+    /// The bind groups of a call (with the indirect arguments bound, and with a stand-in there for the
+    /// indirect dispatches) and the arguments buffer: cached for a recent (request, buffers), else built
+    /// over the shared workspace (grown first if too small, which drops the cached bind groups over the
+    /// old one) and new uniforms.
     fn bind_group(
         &self,
         device: &wgpu::Device,
@@ -326,7 +361,7 @@ impl TopKGpu {
         plan: &Plan,
         buffers: [&wgpu::Buffer; 3],
         [scratch_bytes, counters_bytes]: [u64; 2],
-    ) -> wgpu::BindGroup {
+    ) -> (wgpu::BindGroup, wgpu::BindGroup, wgpu::Buffer) {
         // A panic elsewhere while the lock was held leaves nothing half-done that matters here.
         let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         if ws.device.as_ref() != Some(device) {
@@ -353,15 +388,35 @@ impl TopKGpu {
         if grown_scratch || grown_counters {
             ws.calls.clear();
         }
+        let args = ws
+            .args
+            .get_or_insert_with(|| {
+                let buffer = |label, usage| {
+                    device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(label),
+                        size: 24,
+                        usage,
+                        mapped_at_creation: false,
+                    })
+                };
+                [
+                    buffer(
+                        "topk indirect arguments",
+                        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                    ),
+                    buffer("topk indirect arguments' stand-in", wgpu::BufferUsages::STORAGE),
+                ]
+            })
+            .clone();
         if let Some(i) = ws
             .calls
             .iter()
             .position(|c| c.request == *request && c.buffers.iter().zip(buffers).all(|(a, b)| a == b))
         {
             let call = ws.calls.remove(i);
-            let bind_group = call.bind_group.clone();
+            let [main, indirect] = call.bind_groups.clone();
             ws.calls.push(call);
-            return bind_group;
+            return (main, indirect, args[0].clone());
         }
         let desc_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("topk desc"),
@@ -387,35 +442,40 @@ impl TopKGpu {
             unreachable!("grown above");
         };
         let [input, values, indices] = buffers;
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("topk"),
-            layout: &self.layout,
-            entries: &[
-                whole(0, &desc_buffer),
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &job_buffer,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(size_of::<Job>() as u64),
-                    }),
-                },
-                whole(2, input),
-                whole(3, scratch),
-                whole(4, values),
-                whole(5, indices),
-                whole(6, counters),
-            ],
-        });
+        let bind_group = |args_binding| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("topk"),
+                layout: &self.layout,
+                entries: &[
+                    whole(0, &desc_buffer),
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &job_buffer,
+                            offset: 0,
+                            size: wgpu::BufferSize::new(size_of::<Job>() as u64),
+                        }),
+                    },
+                    whole(2, input),
+                    whole(3, scratch),
+                    whole(4, values),
+                    whole(5, indices),
+                    whole(6, counters),
+                    whole(7, args_binding),
+                ],
+            })
+        };
+        let bind_groups = [bind_group(&args[0]), bind_group(&args[1])];
         if ws.calls.len() == CACHED_CALLS {
             ws.calls.remove(0);
         }
         ws.calls.push(CachedCall {
             request: request.clone(),
             buffers: buffers.map(wgpu::Buffer::clone),
-            bind_group: bind_group.clone(),
+            bind_groups: bind_groups.clone(),
         });
-        bind_group
+        let [main, indirect] = bind_groups;
+        (main, indirect, args[0].clone())
     }
 
     /// What [`TopKGpu::record`] would record for `request`: its dispatches and how much of the input
