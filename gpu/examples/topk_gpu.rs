@@ -4,16 +4,16 @@
 //! topk_gpu run --input X.npy --axis A --k K --direction decreasing|increasing --values V.npy --indices I.npy
 //!              [--index-type u32|u64|i32|i64] [--backend gpu]
 //! topk_gpu bench [--shape 32x128256] [--dtype f32] [--k 50] [--axis -1] [--direction decreasing]
-//!                [--repeats 10] [--workgroup 256] [--json]
+//!                [--repeats 10] [--workgroup 256] [--data bits|normal] [--json]
 //! ```
 //!
 //! `run` reads a little-endian `.npy` (`<f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8`, C or Fortran order,
 //! 1 to 8 dimensions), selects on the GPU and writes both outputs as C-order `.npy`. On any error it prints
-//! one line on stderr, exits with code 2 and writes no file. `bench` times calls on uniform random bits:
-//! the median wall time from `record` to the GPU's completion and, where the adapter has timestamp
-//! queries, the median GPU time between timestamps around the recorded kernels; it prints them with the
-//! plan's dispatch count and passes over the input (`TopKGpu::plan_stats`), checks the result against
-//! the CPU crate once, and names the adapter.
+//! one line on stderr, exits with code 2 and writes no file. `bench` times calls on uniform random bits
+//! (`--data normal`: normal values, integers scaled): the median wall time from `record` to the GPU's
+//! completion and, where the adapter has timestamp queries, the median GPU time between timestamps
+//! around the recorded kernels; it prints them with the plan's dispatch count and passes over the input
+//! (`TopKGpu::plan_stats`), checks the result against the CPU crate once, and names the adapter.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -236,6 +236,7 @@ fn bench(args: &[String]) -> Result<(), String> {
             "direction",
             "repeats",
             "workgroup",
+            "data",
             "json",
         ],
     )?;
@@ -271,6 +272,11 @@ fn bench(args: &[String]) -> Result<(), String> {
         direction,
         repeats: repeats.max(1),
         json: flags.contains_key("json"),
+        normal: match flags.get("data").map(String::as_str) {
+            None | Some("bits") => false,
+            Some("normal") => true,
+            Some(other) => return Err(format!("--data must be bits or normal, not {other:?}")),
+        },
     };
     match DataType::from_name(dtype) {
         Some(DataType::F32) => bench.run::<f32>(),
@@ -290,6 +296,8 @@ struct Bench {
     k: usize,
     direction: Direction,
     repeats: usize,
+    /// Normal(0, 1) values (integers: scaled by 1000 and rounded) instead of uniform random bits.
+    normal: bool,
     json: bool,
 }
 
@@ -298,14 +306,35 @@ impl Bench {
         let err = |e: GpuError| e.to_string();
         let elements: usize = self.shape.iter().product();
         let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let bytes: Vec<u8> = (0..elements * size_of::<T>())
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 32) as u8
-            })
-            .collect();
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let bytes: Vec<u8> = if self.normal {
+            let mut normal = || {
+                // Box-Muller over two uniforms in (0, 1].
+                let u = ((next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                let v = (next() >> 11) as f64 / (1u64 << 53) as f64;
+                (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+            };
+            let mut out = Vec::with_capacity(elements * size_of::<T>());
+            for _ in 0..elements {
+                let x = normal();
+                match T::DATA_TYPE {
+                    DataType::F32 => out.extend_from_slice(&(x as f32).to_le_bytes()),
+                    DataType::F64 => out.extend_from_slice(&x.to_le_bytes()),
+                    DataType::F16 => out.extend_from_slice(&f16::from_f64(x).to_le_bytes()),
+                    DataType::I32 => out.extend_from_slice(&((x * 1000.0).round() as i32).to_le_bytes()),
+                    DataType::I64 => out.extend_from_slice(&((x * 1000.0).round() as i64).to_le_bytes()),
+                    _ => out.push((x * 40.0 + 128.0).round().clamp(0.0, 255.0) as u8),
+                }
+            }
+            out
+        } else {
+            (0..elements * size_of::<T>()).map(|_| (next() >> 32) as u8).collect()
+        };
         let data: Vec<T> = bytes
             .chunks_exact(size_of::<T>())
             .map(bytemuck::pod_read_unaligned)

@@ -904,10 +904,10 @@ fn sort_and_emit(lid: u32, b: Bases, width: u32) {
 }
 
 // Short rows with small K (n <= TILE, K <= SHORT_CANDIDATES / 2), one workgroup per row: the row's
-// entries in workgroup memory, a histogram of the keys' top 8 bits, the bucket B holding the K-th; the
-// entries whose top 8 bits are at most B (every one of the first K, and all others rank after them)
-// gathered, and each one's rank among them counted: ranks below K are written, with no sort. When more
-// than SHORT_CANDIDATES entries share the buckets up to B (ties, skewed data), the whole row is
+// entries in workgroup memory; the K-th's top 16 key bits B found by two rounds of 8-bit histograms;
+// the entries whose top 16 bits are at most B (every one of the first K, and all others rank after
+// them) gathered, and each one's rank among them counted: ranks below K are written, with no sort.
+// When more than SHORT_CANDIDATES entries lie at or below B (ties, skewed data), the whole row is
 // bitonic-sorted instead.
 const SHORT_CANDIDATES: u32 = 128u;
 var<workgroup> cand_hi: array<u32, SHORT_CANDIDATES>;
@@ -915,12 +915,60 @@ var<workgroup> cand_lo: array<u32, SHORT_CANDIDATES>;
 var<workgroup> cand_pos: array<u32, SHORT_CANDIDATES>;
 var<workgroup> short_part: array<u32, 16>;
 
-fn top_digit(key: vec2<u32>) -> u32 {
+// The top 16 bits of a key of the value type's width (8-bit keys shifted up).
+fn top16(key: vec2<u32>) -> u32 {
     let width = desc.elem_bytes * 8u;
     if width == 64u {
-        return key.x >> 24u;
+        return key.x >> 16u;
     }
-    return key.y >> (width - 8u);
+    if width == 8u {
+        return key.y << 8u;
+    }
+    return key.y >> (width - 16u);
+}
+
+// One round of `short_select`: the histogram of the 8 bits of `top16` below `shift` over the tile's
+// entries whose bits above them equal `high`, and the bin holding the `rank`-th of them. Returns (bin,
+// entries in the bins below it, entries in it). Called in uniform control flow after a barrier.
+fn short_round(lid: u32, n: u32, shift: u32, high: u32, rank: u32) -> vec3<u32> {
+    for (var d = lid; d < 256u; d += WORKGROUP) {
+        atomicStore(&bins[d], 0u);
+    }
+    workgroupBarrier();
+    for (var t = lid; t < n; t += WORKGROUP) {
+        let digits = top16(vec2<u32>(tile_hi[t], tile_lo[t]));
+        if (digits >> (shift + 8u)) == high {
+            atomicAdd(&bins[(digits >> shift) & 0xFFu], 1u);
+        }
+    }
+    workgroupBarrier();
+    if lid < 16u {
+        var sum = 0u;
+        for (var i = 0u; i < 16u; i++) {
+            sum += atomicLoad(&bins[lid * 16u + i]);
+        }
+        short_part[lid] = sum;
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        // The entries counted number at least `rank`, so the walk stops at the bin holding it.
+        var left = rank;
+        var below = 0u;
+        var s = 0u;
+        while s < 15u && short_part[s] < left {
+            left -= short_part[s];
+            below += short_part[s];
+            s++;
+        }
+        var d = s * 16u;
+        while d < s * 16u + 15u && atomicLoad(&bins[d]) < left {
+            left -= atomicLoad(&bins[d]);
+            below += atomicLoad(&bins[d]);
+            d++;
+        }
+        sel_prefix = vec3<u32>(d, below, atomicLoad(&bins[d]));
+    }
+    return workgroupUniformLoad(&sel_prefix);
 }
 
 @compute @workgroup_size(WORKGROUP)
@@ -935,54 +983,29 @@ fn short_select(
     }
     let b = row_bases(row);
     let n = desc.n;
-    for (var d = lid; d < 256u; d += WORKGROUP) {
-        atomicStore(&bins[d], 0u);
-    }
     for (var t = lid; t < n; t += WORKGROUP) {
         let key = key_of(element_bits(b.input + i32(t) * desc.input_axis));
         tile_hi[t] = key.x;
         tile_lo[t] = key.y;
         tile_pos[t] = t;
     }
-    workgroupBarrier();
-    for (var t = lid; t < n; t += WORKGROUP) {
-        atomicAdd(&bins[top_digit(vec2<u32>(tile_hi[t], tile_lo[t]))], 1u);
-    }
-    workgroupBarrier();
-    if lid < 16u {
-        var sum = 0u;
-        for (var i = 0u; i < 16u; i++) {
-            sum += atomicLoad(&bins[lid * 16u + i]);
-        }
-        short_part[lid] = sum;
-    }
-    workgroupBarrier();
     if lid == 0u {
-        // The bins sum to n >= K, so the walk stops at the bin holding the K-th.
-        var rank = desc.k;
-        var below = 0u;
-        var s = 0u;
-        while s < 15u && short_part[s] < rank {
-            rank -= short_part[s];
-            below += short_part[s];
-            s++;
-        }
-        var d = s * 16u;
-        while d < s * 16u + 15u && atomicLoad(&bins[d]) < rank {
-            rank -= atomicLoad(&bins[d]);
-            below += atomicLoad(&bins[d]);
-            d++;
-        }
-        sel_rank = d;
-        sel_count = below + atomicLoad(&bins[d]);
         atomicStore(&sel_taken, 0u);
+    }
+    workgroupBarrier();
+    // The K-th's top 8 bits, then its next 8 among the entries sharing those.
+    let first = short_round(lid, n, 8u, 0u, desc.k);
+    let second = short_round(lid, n, 0u, first.x, desc.k - first.y);
+    if lid == 0u {
+        sel_count = first.y + second.y + second.z;
+        sel_rank = (first.x << 8u) | second.x;
     }
     let count = workgroupUniformLoad(&sel_count);
     let bucket = sel_rank;
     if count <= SHORT_CANDIDATES {
         for (var t = lid; t < n; t += WORKGROUP) {
             let e = vec3<u32>(tile_hi[t], tile_lo[t], tile_pos[t]);
-            if top_digit(e.xy) <= bucket {
+            if top16(e.xy) <= bucket {
                 let slot = atomicAdd(&sel_taken, 1u);
                 cand_hi[slot] = e.x;
                 cand_lo[slot] = e.y;

@@ -32,7 +32,7 @@
 //! - Rows up to 32 elements: several rows per workgroup, each entry's rank counted in workgroup
 //!   memory (one dispatch).
 //! - Rows up to [`TILE`] elements: one workgroup per row (one dispatch). With `K <= 64` it gathers
-//!   the entries up to the K-th's top-8-bit bucket and writes each one's counted rank below K;
+//!   the entries up to the K-th's top-16-bit bucket and writes each one's counted rank below K;
 //!   otherwise (or past 128 such entries) it sorts the row in workgroup memory.
 //! - Longer rows with `K <= TILE`: a threshold filter in 4 dispatches: a histogram of each key's top
 //!   11 bits, the bucket holding the K-th, the (key, position) candidates at or below it, and one
