@@ -6,10 +6,14 @@
 //   key(x)   = the CPU crate's order-preserving key (src/types/element.rs) as (hi, lo) u32 words, bits flipped
 //              for Decreasing, so "comes first" is "smaller (key, position)" in both directions.
 //   entry    = (key hi, key lo, position): every entry is distinct, so any correct sort is stable.
-//   short rows (n <= TILE):  one workgroup per row: load keys, bitonic sort in workgroup memory, emit K.
-//   long rows:               radix select of the K-th key and of the last tie taken (see the end of the
-//                            file), K candidates compacted, then sorted: in one workgroup if K <= TILE,
-//                            else as below;
+//   tiny rows (n <= 32):     several rows per workgroup, each entry's rank counted (`tiny_rows`).
+//   short rows (n <= TILE):  one workgroup per row: K <= 64, the candidates up to the K-th's top 16 key
+//                            bits ranked by counting (`short_select`); else, or past 128 candidates, a
+//                            bitonic sort in workgroup memory, emit K.
+//   long rows, K <= TILE:    threshold filter on the top 11 key bits, candidates finished in one
+//                            workgroup per row (`filter_*`, near the end of the file).
+//   long rows, K > TILE:     radix select of the K-th key and of the last tie taken (`radix_*`), K
+//                            candidates compacted, then sorted as below;
 //   long rows, K near n:     a bitonic sort of the whole row (padded to a power of two) in global memory;
 //                            the steps with a partner distance below TILE run fused in workgroup memory
 //                            (`sort_tile` with stage_first = stage_last), the others one dispatch each.
