@@ -38,11 +38,12 @@
 //!   11 bits, the bucket holding the K-th, the (key, position) candidates at or below it, and one
 //!   workgroup per row selecting and sorting the K among them exactly (or among the whole row when
 //!   the candidate list overflowed).
-//! - Longer rows with `K > TILE`: radix select, 8 bits a pass from the top, with workgroup
-//!   histograms: first the K-th key exactly, then (among the elements with that key) the position of
-//!   the last tie taken, since ties go to the lowest positions (indirect dispatches, empty when no
-//!   tie needs them). Exactly K candidates are then compacted and sorted by the bitonic sort below
-//!   over K padded to a power of two.
+//! - Longer rows with `K > TILE` (or too many rows for the filter's counters): radix select, 8 bits
+//!   a pass from the top, with workgroup histograms: first the K-th key exactly, then (among the
+//!   elements with that key) the position of the last tie taken, since ties go to the lowest
+//!   positions (indirect dispatches, empty when no tie needs them). Exactly K candidates are then
+//!   compacted and sorted, in one workgroup if `K <= TILE`, else by the bitonic sort below over K
+//!   padded to a power of two.
 //! - K close to n: a row-wide bitonic sort in a scratch buffer whose short-distance steps are fused
 //!   in workgroup memory, then a pass writing the first K.
 //! - [`TopKGpu::record`] records into your encoder over your buffers and never submits;

@@ -349,6 +349,13 @@ impl TopKGpu {
         Ok(())
     }
 
+    /// Lowers the largest binding this `TopKGpu` plans for (tensors, scratch, counters) to `bytes`:
+    /// for tests of the paths chosen when a device's limit is small.
+    #[doc(hidden)]
+    pub fn limit_binding_for_tests(&mut self, bytes: u64) {
+        self.max_binding = self.max_binding.min(bytes);
+    }
+
     /// The bind groups of a call (with the indirect arguments bound, and with a stand-in there for the
     /// indirect dispatches) and the arguments buffer: cached for a recent (request, buffers), else built
     /// over the shared workspace (grown first if too small, which drops the cached bind groups over the

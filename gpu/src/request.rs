@@ -231,9 +231,10 @@ impl Request {
             sort_rows(&mut plan, rows, 0, n, p, k, workgroup)?;
             return Ok(plan);
         }
-        if k <= TILE {
+        if k <= TILE && u64::from(rows) * FILTER_STATE_WORDS * 4 <= max_binding {
             // Threshold filter: a wide-digit histogram, the bucket of the K-th, the candidates at or
-            // below it, and one workgroup per row finishing on them (see the shader).
+            // below it, and one workgroup per row finishing on them (see the shader). Its 2052 counters
+            // a row must fit one binding; many rows of a short type may not, and take the radix select.
             let cap = n.min((4 * TILE).max(n / 16));
             let fits = max_binding / ENTRY_BYTES / u64::from(rows);
             let cap = cap.min(u32::try_from(fits).unwrap_or(u32::MAX));
@@ -258,8 +259,8 @@ impl Request {
             return Ok(plan);
         }
         // Radix select: the K-th key digit by digit, then the position of the last tie taken, then the
-        // K candidates, sorted in rows padded to a power of two.
-        let stride = q;
+        // K candidates, sorted in one tile or, above TILE, in rows padded to a power of two.
+        let stride = if k <= TILE { k } else { q };
         plan.counter_words = RADIX_STATE_WORDS;
         plan.scratch_row = stride;
         let chunk = RADIX_CHUNK;
@@ -301,7 +302,14 @@ impl Request {
                 ..Job::zeroed()
             },
         });
-        sort_rows(&mut plan, rows, 1, k, q, k, workgroup)?;
+        if k <= TILE {
+            // The tile zeroes the rows' select state first: nothing reads it after.
+            let mut last = final_tile(1, k, k);
+            last.job.reset = 1;
+            plan.steps.push(last);
+        } else {
+            sort_rows(&mut plan, rows, 1, k, q, k, workgroup)?;
+        }
         Ok(plan)
     }
 }

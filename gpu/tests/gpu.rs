@@ -495,6 +495,43 @@ fn values_of(rng: &mut Rng, n: usize, round: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Where the threshold filter's 2052 counters a row do not fit a binding (many rows of a short type),
+/// long rows with K <= TILE take the radix select and its one-tile sort; calls alternate with the
+/// filter on the same `TopKGpu`, each finding the counters zero.
+#[test]
+fn radix_select_when_filter_counters_do_not_fit() {
+    let Some((gpu, _)) = gpu() else { return };
+    let mut topk = TopKGpu::new(&gpu.device).unwrap();
+    topk.limit_binding_for_tests(4 << 20);
+    let layout =
+        |tensor, sizes: [usize; 2]| topk_kernels::Layout::contiguous(tensor, sizes, sizes[0] * sizes[1]).unwrap();
+    let request = |rows| {
+        Request::new(
+            DataType::U8,
+            IndexType::U32,
+            &layout(topk_kernels::Operand::Input, [rows, 1100]),
+            1,
+            100,
+            Direction::Decreasing,
+            &layout(topk_kernels::Operand::Values, [rows, 100]),
+            &layout(topk_kernels::Operand::Indices, [rows, 100]),
+        )
+        .unwrap()
+    };
+    // Radix select: 1 key digit and 2 position digits, compaction, one tile; the filter: 4.
+    assert_eq!(topk.plan_stats(&request(600)).unwrap().dispatches, 8);
+    assert_eq!(topk.plan_stats(&request(20)).unwrap().dispatches, 4);
+    let mut rng = Rng(31);
+    for round in 0..3 {
+        // 600 rows: 4.9 MB of filter counters, over the limit: radix select.
+        check::<u8, u32>(&topk, gpu, &mut rng, &[600, 1100], 1, 100, Direction::Decreasing, false);
+        let k = 1 + round * 100;
+        check::<i16, i64>(&topk, gpu, &mut rng, &[1500, 600], 0, k, Direction::Increasing, false);
+        // 20 rows: the filter.
+        check::<f32, u32>(&topk, gpu, &mut rng, &[20, 3000], 1, 10, Direction::Decreasing, true);
+    }
+}
+
 fn compare<T: Element + Pod>(topk: &TopKGpu, gpu: &Gpu, row: &[T], k: usize, direction: Direction) {
     let (mut cv, mut ci) = (vec![row[0]; k], vec![0u32; k]);
     let (mut gv, mut gi) = (cv.clone(), vec![u32::MAX; k]);
