@@ -228,6 +228,18 @@ impl TopKGpu {
         values: &wgpu::Buffer,
         indices: &wgpu::Buffer,
     ) -> Result<(), GpuError> {
+        self.record_call(device, encoder, request, [input, values, indices], true)
+    }
+
+    /// [`TopKGpu::record`]; `keep` caches the call's bind groups (not for buffers made for one call).
+    fn record_call(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        request: &Request,
+        [input, values, indices]: [&wgpu::Buffer; 3],
+        keep: bool,
+    ) -> Result<(), GpuError> {
         let desc = request.desc()?;
         if request.sequences() == 0 {
             return Ok(());
@@ -313,6 +325,7 @@ impl TopKGpu {
             &plan,
             [input, values, indices],
             [scratch_bytes, counters_bytes],
+            keep,
         );
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("topk"),
@@ -368,6 +381,7 @@ impl TopKGpu {
         plan: &Plan,
         buffers: [&wgpu::Buffer; 3],
         [scratch_bytes, counters_bytes]: [u64; 2],
+        keep: bool,
     ) -> (wgpu::BindGroup, wgpu::BindGroup, wgpu::Buffer) {
         // A panic elsewhere while the lock was held leaves nothing half-done that matters here.
         let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
@@ -473,6 +487,10 @@ impl TopKGpu {
             })
         };
         let bind_groups = [bind_group(&args[0]), bind_group(&args[1])];
+        if !keep {
+            let [main, indirect] = bind_groups;
+            return (main, indirect, args[0].clone());
+        }
         if ws.calls.len() == CACHED_CALLS {
             ws.calls.remove(0);
         }
@@ -616,13 +634,13 @@ impl TopKGpu {
         };
         let (values_read, indices_read) = (read_back(&values_buffer), read_back(&indices_buffer));
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("topk") });
-        self.record(
+        // The buffers are this call's own: caching its bind groups would only keep them alive.
+        self.record_call(
             device,
             &mut encoder,
             request,
-            &input_buffer,
-            &values_buffer,
-            &indices_buffer,
+            [&input_buffer, &values_buffer, &indices_buffer],
+            false,
         )?;
         encoder.copy_buffer_to_buffer(&values_buffer, 0, &values_read, 0, values_buffer.size());
         encoder.copy_buffer_to_buffer(&indices_buffer, 0, &indices_read, 0, indices_buffer.size());
