@@ -373,6 +373,7 @@ impl TopKGpu {
     /// indirect dispatches) and the arguments buffer: cached for a recent (request, buffers), else built
     /// over the shared workspace (grown first if too small, which drops the cached bind groups over the
     /// old one) and new uniforms.
+    #[allow(clippy::too_many_arguments)] // one call's parts, each used once
     fn bind_group(
         &self,
         device: &wgpu::Device,
