@@ -4,14 +4,16 @@
 //! topk_gpu run --input X.npy --axis A --k K --direction decreasing|increasing --values V.npy --indices I.npy
 //!              [--index-type u32|u64|i32|i64] [--backend gpu]
 //! topk_gpu bench [--shape 32x128256] [--dtype f32] [--k 50] [--axis -1] [--direction decreasing]
-//!                [--repeats 10] [--workgroup 256] [--json]
+//!                [--repeats 10] [--workgroup 256] [--data bits|normal] [--json]
 //! ```
 //!
 //! `run` reads a little-endian `.npy` (`<f2 <f4 <f8 <i1 <i2 <i4 <i8 <u1 <u2 <u4 <u8`, C or Fortran order,
 //! 1 to 8 dimensions), selects on the GPU and writes both outputs as C-order `.npy`. On any error it prints
-//! one line on stderr, exits with code 2 and writes no file. `bench` times the kernels on uniform random
-//! data (GPU timestamps where the adapter has them, else wall clock around submit and wait), checks the
-//! result against the CPU crate once, and prints the median with the adapter's name.
+//! one line on stderr, exits with code 2 and writes no file. `bench` times calls on uniform random bits
+//! (`--data normal`: normal values, integers scaled): the median wall time from `record` to the GPU's
+//! completion and, where the adapter has timestamp queries, the median GPU time between timestamps
+//! around the recorded kernels; it prints them with the plan's dispatch count and passes over the input
+//! (`TopKGpu::plan_stats`), checks the result against the CPU crate once, and names the adapter.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -234,6 +236,7 @@ fn bench(args: &[String]) -> Result<(), String> {
             "direction",
             "repeats",
             "workgroup",
+            "data",
             "json",
         ],
     )?;
@@ -269,6 +272,11 @@ fn bench(args: &[String]) -> Result<(), String> {
         direction,
         repeats: repeats.max(1),
         json: flags.contains_key("json"),
+        normal: match flags.get("data").map(String::as_str) {
+            None | Some("bits") => false,
+            Some("normal") => true,
+            Some(other) => return Err(format!("--data must be bits or normal, not {other:?}")),
+        },
     };
     match DataType::from_name(dtype) {
         Some(DataType::F32) => bench.run::<f32>(),
@@ -288,6 +296,8 @@ struct Bench {
     k: usize,
     direction: Direction,
     repeats: usize,
+    /// Normal(0, 1) values (integers: scaled by 1000 and rounded) instead of uniform random bits.
+    normal: bool,
     json: bool,
 }
 
@@ -296,14 +306,35 @@ impl Bench {
         let err = |e: GpuError| e.to_string();
         let elements: usize = self.shape.iter().product();
         let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let bytes: Vec<u8> = (0..elements * size_of::<T>())
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 32) as u8
-            })
-            .collect();
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let bytes: Vec<u8> = if self.normal {
+            let mut normal = || {
+                // Box-Muller over two uniforms in (0, 1].
+                let u = ((next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                let v = (next() >> 11) as f64 / (1u64 << 53) as f64;
+                (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+            };
+            let mut out = Vec::with_capacity(elements * size_of::<T>());
+            for _ in 0..elements {
+                let x = normal();
+                match T::DATA_TYPE {
+                    DataType::F32 => out.extend_from_slice(&(x as f32).to_le_bytes()),
+                    DataType::F64 => out.extend_from_slice(&x.to_le_bytes()),
+                    DataType::F16 => out.extend_from_slice(&f16::from_f64(x).to_le_bytes()),
+                    DataType::I32 => out.extend_from_slice(&((x * 1000.0).round() as i32).to_le_bytes()),
+                    DataType::I64 => out.extend_from_slice(&((x * 1000.0).round() as i64).to_le_bytes()),
+                    _ => out.push((x * 40.0 + 128.0).round().clamp(0.0, 255.0) as u8),
+                }
+            }
+            out
+        } else {
+            (0..elements * size_of::<T>()).map(|_| (next() >> 32) as u8).collect()
+        };
         let data: Vec<T> = bytes
             .chunks_exact(size_of::<T>())
             .map(bytemuck::pod_read_unaligned)
@@ -373,7 +404,10 @@ impl Bench {
         });
         let mut wall = Vec::new();
         let mut device_times = Vec::new();
+        let stats = topk.plan_stats(&request).map_err(err)?;
         for _ in 0..self.repeats + 1 {
+            // Wall time of one call: from recording to the GPU's completion, as a caller sees it.
+            let start = Instant::now();
             let mut encoder = gpu.device.create_command_encoder(&Default::default());
             if let Some((set, _, _)) = &queries {
                 encoder.write_timestamp(set, 0);
@@ -385,7 +419,6 @@ impl Bench {
                 encoder.resolve_query_set(set, 0..2, resolve, 0);
                 encoder.copy_buffer_to_buffer(resolve, 0, read, 0, 16);
             }
-            let start = Instant::now();
             gpu.queue.submit([encoder.finish()]);
             gpu.device
                 .poll(wgpu::PollType::wait_indefinitely())
@@ -406,34 +439,34 @@ impl Bench {
         let wall = median(&mut wall);
         let device = (!device_times.is_empty()).then(|| median(&mut device_times));
         self.verify::<T>(&gpu, &topk, &data)?;
-        let seconds = device.unwrap_or(wall);
-        let gbs = (elements * size_of::<T>()) as f64 / seconds / 1e9;
+        let gbs = (elements * size_of::<T>()) as f64 / wall / 1e9;
         let shape = self.shape.iter().map(usize::to_string).collect::<Vec<_>>().join("x");
+        let passes = stats.input_passes();
         if self.json {
+            let gpu_s = device.map_or("null".to_string(), |s| format!("{s:e}"));
             println!(
-                "{{\"adapter\":{:?},\"shape\":\"{shape}\",\"dtype\":\"{}\",\"k\":{},\"axis\":{},\"median_s\":{seconds:e},\"wall_s\":{wall:e},\"timer\":\"{}\",\"gb_per_s\":{gbs:.3}}}",
+                "{{\"adapter\":{:?},\"shape\":\"{shape}\",\"dtype\":\"{}\",\"k\":{},\"axis\":{},\"median_s\":{wall:e},\"wall_s\":{wall:e},\"gpu_s\":{gpu_s},\"dispatches\":{},\"input_passes\":{passes:.4},\"gb_per_s\":{gbs:.3}}}",
                 gpu.name(),
                 T::NAME,
                 self.k,
                 self.axis,
-                if device.is_some() { "timestamp" } else { "wall" },
+                stats.dispatches,
             );
         } else {
             println!("adapter: {}", gpu.name());
             println!(
-                "{shape} {} k={} axis={} {:?} workgroup={}: median {:.3} ms ({}), wall {:.3} ms, {gbs:.4} GB/s",
+                "{shape} {} k={} axis={} {:?} workgroup={}: wall {:.3} ms (record to completion), GPU {}, {} dispatches, {passes:.3} passes over the input, {gbs:.4} GB/s",
                 T::NAME,
                 self.k,
                 self.axis,
                 self.direction,
                 self.workgroup,
-                seconds * 1e3,
-                if device.is_some() {
-                    "GPU timestamps"
-                } else {
-                    "wall clock"
-                },
                 wall * 1e3,
+                device.map_or("untimed (no timestamp queries)".to_string(), |s| format!(
+                    "{:.3} ms (timestamps)",
+                    s * 1e3
+                )),
+                stats.dispatches,
             );
         }
         Ok(())

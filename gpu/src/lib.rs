@@ -29,13 +29,21 @@
 //! - Each element's order-preserving key (the CPU crate's `Element::key`, flipped for `Decreasing`) is
 //!   computed in the shader; selection sorts (key, position) entries, which are all distinct, so the
 //!   result is the CPU crate's exactly.
-//! - Rows up to [`TILE`] elements: one workgroup per row sorts in workgroup memory and writes the
-//!   outputs (one dispatch).
-//! - Longer rows: radix select, 8 bits a pass from the top, with workgroup histograms: first the K-th
-//!   key exactly, then (among the elements with that key) the position of the last tie taken, since
-//!   ties go to the lowest positions. Exactly K candidates are then compacted and sorted: in one
-//!   workgroup if `K <= TILE` (2·(key bytes + position bytes) + 2 dispatches, e.g. 16 for 1M f32),
-//!   else by the bitonic sort below over K padded to a power of two.
+//! - Rows up to 32 elements: several rows per workgroup, each entry's rank counted in workgroup
+//!   memory (one dispatch).
+//! - Rows up to [`TILE`] elements: one workgroup per row (one dispatch). With `K <= 64` it gathers
+//!   the entries up to the K-th's top-16-bit bucket and writes each one's counted rank below K;
+//!   otherwise (or past 128 such entries) it sorts the row in workgroup memory.
+//! - Longer rows with `K <= TILE`: a threshold filter in 4 dispatches: a histogram of each key's top
+//!   11 bits, the bucket holding the K-th, the (key, position) candidates at or below it, and one
+//!   workgroup per row selecting and sorting the K among them exactly (or among the whole row when
+//!   the candidate list overflowed).
+//! - Longer rows with `K > TILE` (or too many rows for the filter's counters): radix select, 8 bits
+//!   a pass from the top, with workgroup histograms: first the K-th key exactly, then (among the
+//!   elements with that key) the position of the last tie taken, since ties go to the lowest
+//!   positions (indirect dispatches, empty when no tie needs them). Exactly K candidates are then
+//!   compacted and sorted, in one workgroup if `K <= TILE`, else by the bitonic sort below over K
+//!   padded to a power of two.
 //! - K close to n: a row-wide bitonic sort in a scratch buffer whose short-distance steps are fused
 //!   in workgroup memory, then a pass writing the first K.
 //! - [`TopKGpu::record`] records into your encoder over your buffers and never submits;
@@ -51,7 +59,7 @@ mod shader;
 pub use device::Gpu;
 pub use error::GpuError;
 pub use host::HostViewMut;
-pub use pipelines::TopKGpu;
+pub use pipelines::{PlanStats, TopKGpu};
 pub use request::Request;
 pub use shader::{DEFAULT_WORKGROUP, SHADER, TILE};
 pub use topk_kernels::{DataType, IndexType};

@@ -1,6 +1,6 @@
 //! The kernels' pipelines, and recording and running a request with them.
 
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 
 use bytemuck::Pod;
 use topk_kernels::{Direction, Element, Index, Operand, View};
@@ -8,7 +8,7 @@ use wgpu::util::DeviceExt;
 
 use crate::error::GpuError;
 use crate::host::HostViewMut;
-use crate::request::Request;
+use crate::request::{Plan, Request};
 use crate::shader::*;
 
 /// The kernels' pipelines, built once per device.
@@ -21,9 +21,41 @@ pub struct TopKGpu {
     radix_histogram: wgpu::ComputePipeline,
     radix_select: wgpu::ComputePipeline,
     radix_compact: wgpu::ComputePipeline,
+    filter_histogram: wgpu::ComputePipeline,
+    filter_pick: wgpu::ComputePipeline,
+    filter_candidates: wgpu::ComputePipeline,
+    filter_finish: wgpu::ComputePipeline,
+    short_select: wgpu::ComputePipeline,
+    tiny_rows: wgpu::ComputePipeline,
     max_binding: u64,
     max_groups: u32,
     workgroup: u32,
+    /// Scratch and counters shared by every call, grown on demand, and the bind groups of recent calls.
+    workspace: Mutex<Workspace>,
+}
+
+/// Bind groups kept for calls seen recently.
+const CACHED_CALLS: usize = 8;
+
+/// What calls reuse: the scratch and counters buffers (on `device`; the kernels leave the counters
+/// zero after each call) and, per recent (request, input, values, indices), the uniforms and the bind
+/// group over them.
+#[derive(Debug, Default)]
+struct Workspace {
+    device: Option<wgpu::Device>,
+    scratch: Option<wgpu::Buffer>,
+    counters: Option<wgpu::Buffer>,
+    /// The position phase's indirect arguments (zero between calls), and the stand-in bound in their
+    /// place for the indirect dispatches.
+    args: Option<[wgpu::Buffer; 2]>,
+    calls: Vec<CachedCall>,
+}
+
+#[derive(Debug)]
+struct CachedCall {
+    request: Request,
+    buffers: [wgpu::Buffer; 3],
+    bind_groups: [wgpu::BindGroup; 2],
 }
 
 impl TopKGpu {
@@ -61,7 +93,7 @@ impl TopKGpu {
             ),
             (
                 "max_storage_buffers_per_shader_stage",
-                5,
+                6,
                 limits.max_storage_buffers_per_shader_stage.into(),
             ),
             (
@@ -117,6 +149,7 @@ impl TopKGpu {
                 entry(4, storage(false), false),
                 entry(5, storage(false), false),
                 entry(6, storage(false), false),
+                entry(7, storage(false), false),
             ],
         });
         let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -144,6 +177,12 @@ impl TopKGpu {
         let radix_histogram = pipeline("radix_histogram");
         let radix_select = pipeline("radix_select");
         let radix_compact = pipeline("radix_compact");
+        let filter_histogram = pipeline("filter_histogram");
+        let filter_pick = pipeline("filter_pick");
+        let filter_candidates = pipeline("filter_candidates");
+        let filter_finish = pipeline("filter_finish");
+        let short_select = pipeline("short_select");
+        let tiny_rows = pipeline("tiny_rows");
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Wgpu(e.to_string()));
         }
@@ -155,12 +194,19 @@ impl TopKGpu {
             radix_histogram,
             radix_select,
             radix_compact,
+            filter_histogram,
+            filter_pick,
+            filter_candidates,
+            filter_finish,
+            short_select,
+            tiny_rows,
             max_binding: limits
                 .max_storage_buffer_binding_size
                 .min(limits.max_buffer_size)
                 .min(u32::MAX.into()),
             max_groups: limits.max_compute_workgroups_per_dimension,
             workgroup,
+            workspace: Mutex::new(Workspace::default()),
         })
     }
 
@@ -168,8 +214,10 @@ impl TopKGpu {
     ///
     /// `input`, `values` and `indices` are three distinct buffers with `STORAGE` usage, each bound
     /// whole; the request's layouts address them in elements from their start, and are checked
-    /// against their sizes here. Scratch and parameter buffers are created on `device` and kept alive
-    /// by the command buffer. Sub-word values are written with atomic read-modify-write, so bytes of
+    /// against their sizes here. The scratch and counters buffers are this `TopKGpu`'s, shared by every
+    /// call and grown when a call needs more (the kernels leave the counters zero, so calls run in any
+    /// order of submission); the uniforms and bind group of the 8 most recent (request, buffers) are
+    /// reused, which keeps those buffers alive until pushed out. Sub-word values are written with atomic read-modify-write, so bytes of
     /// the values buffer outside the view keep their contents. Nothing is recorded on error.
     pub fn record(
         &self,
@@ -179,6 +227,18 @@ impl TopKGpu {
         input: &wgpu::Buffer,
         values: &wgpu::Buffer,
         indices: &wgpu::Buffer,
+    ) -> Result<(), GpuError> {
+        self.record_call(device, encoder, request, [input, values, indices], true)
+    }
+
+    /// [`TopKGpu::record`]; `keep` caches the call's bind groups (not for buffers made for one call).
+    fn record_call(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        request: &Request,
+        [input, values, indices]: [&wgpu::Buffer; 3],
+        keep: bool,
     ) -> Result<(), GpuError> {
         let desc = request.desc()?;
         if request.sequences() == 0 {
@@ -221,10 +281,10 @@ impl TopKGpu {
             }
             layout.check_fits(tensor, (buffer.size() / u64::from(bytes)) as usize)?;
         }
-        let plan = request.plan(self.workgroup)?;
+        let mut plan = request.plan(self.workgroup, self.max_binding)?;
         let rows = u64::from(desc.rows);
         let scratch_bytes = (rows * u64::from(plan.scratch_row) * ENTRY_BYTES).max(ENTRY_BYTES);
-        let counters_bytes = if plan.counters { rows * RADIX_STATE_WORDS * 4 } else { 4 };
+        let counters_bytes = (rows * plan.counter_words * 4).max(4);
         for bytes in [scratch_bytes, counters_bytes] {
             if bytes > self.max_binding {
                 return Err(GpuError::TooLarge {
@@ -238,20 +298,151 @@ impl TopKGpu {
         for step in &plan.steps {
             grids.push(self.grid(step.groups)?);
         }
-        let scratch = |label, size| {
-            device.create_buffer(&wgpu::BufferDescriptor {
+        // The radix select's position phase runs from indirect arguments that its last key digit's
+        // select writes when a tie needs it: that step carries the phase's two grids.
+        let position_grid = |kernel| {
+            plan.steps
+                .iter()
+                .zip(&grids)
+                .find(|(step, _)| step.kernel == kernel && step.job.phase == 1)
+                .map(|(_, &grid)| grid)
+        };
+        if let (Some(histogram), Some(select)) = (
+            position_grid(Kernel::RadixHistogram),
+            position_grid(Kernel::RadixSelect),
+        ) {
+            for step in &mut plan.steps {
+                if step.kernel == Kernel::RadixSelect && step.job.phase == 0 && step.job.shift == 0 {
+                    (step.job.j, step.job.stage) = histogram;
+                    (step.job.stage_first, step.job.stage_last) = select;
+                }
+            }
+        }
+        let (bind_group, indirect_group, args) = self.bind_group(
+            device,
+            request,
+            &desc,
+            &plan,
+            [input, values, indices],
+            [scratch_bytes, counters_bytes],
+            keep,
+        );
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("topk"),
+            timestamp_writes: None,
+        });
+        for (slot, (step, (x, y))) in plan.steps.iter().zip(grids).enumerate() {
+            let offset = [(slot as u64 * JOB_SLOT) as u32];
+            let indirect = step.job.phase == 1 && matches!(step.kernel, Kernel::RadixHistogram | Kernel::RadixSelect);
+            pass.set_pipeline(match step.kernel {
+                Kernel::SortTile => &self.sort_tile,
+                Kernel::BitonicStep => &self.bitonic_step,
+                Kernel::WriteSorted => &self.write_sorted,
+                Kernel::RadixHistogram => &self.radix_histogram,
+                Kernel::RadixSelect => &self.radix_select,
+                Kernel::RadixCompact => &self.radix_compact,
+                Kernel::FilterHistogram => &self.filter_histogram,
+                Kernel::FilterPick => &self.filter_pick,
+                Kernel::FilterCandidates => &self.filter_candidates,
+                Kernel::FilterFinish => &self.filter_finish,
+                Kernel::ShortSelect => &self.short_select,
+                Kernel::TinyRows => &self.tiny_rows,
+            });
+            if indirect {
+                // A buffer may not be both the indirect arguments and a storage binding of one
+                // dispatch: these bind a stand-in at the arguments' binding.
+                pass.set_bind_group(0, &indirect_group, &offset);
+                let args_offset = if step.kernel == Kernel::RadixHistogram { 0 } else { 12 };
+                pass.dispatch_workgroups_indirect(&args, args_offset);
+            } else {
+                pass.set_bind_group(0, &bind_group, &offset);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Lowers the largest binding this `TopKGpu` plans for (tensors, scratch, counters) to `bytes`:
+    /// for tests of the paths chosen when a device's limit is small.
+    #[doc(hidden)]
+    pub fn limit_binding_for_tests(&mut self, bytes: u64) {
+        self.max_binding = self.max_binding.min(bytes);
+    }
+
+    /// The bind groups of a call (with the indirect arguments bound, and with a stand-in there for the
+    /// indirect dispatches) and the arguments buffer: cached for a recent (request, buffers), else built
+    /// over the shared workspace (grown first if too small, which drops the cached bind groups over the
+    /// old one) and new uniforms.
+    #[allow(clippy::too_many_arguments)] // one call's parts, each used once
+    fn bind_group(
+        &self,
+        device: &wgpu::Device,
+        request: &Request,
+        desc: &Desc,
+        plan: &Plan,
+        buffers: [&wgpu::Buffer; 3],
+        [scratch_bytes, counters_bytes]: [u64; 2],
+        keep: bool,
+    ) -> (wgpu::BindGroup, wgpu::BindGroup, wgpu::Buffer) {
+        // A panic elsewhere while the lock was held leaves nothing half-done that matters here.
+        let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
+        if ws.device.as_ref() != Some(device) {
+            *ws = Workspace {
+                device: Some(device.clone()),
+                ..Workspace::default()
+            };
+        }
+        let grow = |buffer: &mut Option<wgpu::Buffer>, label, size: u64| {
+            if buffer.as_ref().is_some_and(|b| b.size() >= size) {
+                return false;
+            }
+            // New buffers are zeroed, which is the counters' state between calls.
+            *buffer = Some(device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
                 size,
                 usage: wgpu::BufferUsages::STORAGE,
                 mapped_at_creation: false,
-            })
+            }));
+            true
         };
-        let entries = scratch("topk scratch", scratch_bytes);
-        // New buffers are zeroed, which is the radix select's initial state.
-        let counters = scratch("topk radix counters", counters_bytes);
+        let grown_scratch = grow(&mut ws.scratch, "topk scratch", scratch_bytes);
+        let grown_counters = grow(&mut ws.counters, "topk counters", counters_bytes);
+        if grown_scratch || grown_counters {
+            ws.calls.clear();
+        }
+        let args = ws
+            .args
+            .get_or_insert_with(|| {
+                let buffer = |label, usage| {
+                    device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(label),
+                        size: 24,
+                        usage,
+                        mapped_at_creation: false,
+                    })
+                };
+                [
+                    buffer(
+                        "topk indirect arguments",
+                        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::INDIRECT,
+                    ),
+                    buffer("topk indirect arguments' stand-in", wgpu::BufferUsages::STORAGE),
+                ]
+            })
+            .clone();
+        if let Some(i) = ws
+            .calls
+            .iter()
+            .position(|c| c.request == *request && c.buffers.iter().zip(buffers).all(|(a, b)| a == b))
+        {
+            let call = ws.calls.remove(i);
+            let [main, indirect] = call.bind_groups.clone();
+            ws.calls.push(call);
+            return (main, indirect, args[0].clone());
+        }
         let desc_buffer = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("topk desc"),
-            contents: bytemuck::bytes_of(&desc),
+            contents: bytemuck::bytes_of(desc),
             usage: wgpu::BufferUsages::UNIFORM,
         });
         let mut jobs = vec![0u8; plan.steps.len() * JOB_SLOT as usize];
@@ -269,43 +460,68 @@ impl TopKGpu {
                 resource: buffer.as_entire_binding(),
             }
         }
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("topk"),
-            layout: &self.layout,
-            entries: &[
-                whole(0, &desc_buffer),
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &job_buffer,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(size_of::<Job>() as u64),
-                    }),
-                },
-                whole(2, input),
-                whole(3, &entries),
-                whole(4, values),
-                whole(5, indices),
-                whole(6, &counters),
-            ],
-        });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("topk"),
-            timestamp_writes: None,
-        });
-        for (slot, (step, (x, y))) in plan.steps.iter().zip(grids).enumerate() {
-            pass.set_pipeline(match step.kernel {
-                Kernel::SortTile => &self.sort_tile,
-                Kernel::BitonicStep => &self.bitonic_step,
-                Kernel::WriteSorted => &self.write_sorted,
-                Kernel::RadixHistogram => &self.radix_histogram,
-                Kernel::RadixSelect => &self.radix_select,
-                Kernel::RadixCompact => &self.radix_compact,
-            });
-            pass.set_bind_group(0, &bind_group, &[(slot as u64 * JOB_SLOT) as u32]);
-            pass.dispatch_workgroups(x, y, 1);
+        let (Some(scratch), Some(counters)) = (&ws.scratch, &ws.counters) else {
+            unreachable!("grown above");
+        };
+        let [input, values, indices] = buffers;
+        let bind_group = |args_binding| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("topk"),
+                layout: &self.layout,
+                entries: &[
+                    whole(0, &desc_buffer),
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: &job_buffer,
+                            offset: 0,
+                            size: wgpu::BufferSize::new(size_of::<Job>() as u64),
+                        }),
+                    },
+                    whole(2, input),
+                    whole(3, scratch),
+                    whole(4, values),
+                    whole(5, indices),
+                    whole(6, counters),
+                    whole(7, args_binding),
+                ],
+            })
+        };
+        let bind_groups = [bind_group(&args[0]), bind_group(&args[1])];
+        if !keep {
+            let [main, indirect] = bind_groups;
+            return (main, indirect, args[0].clone());
         }
-        Ok(())
+        if ws.calls.len() == CACHED_CALLS {
+            ws.calls.remove(0);
+        }
+        ws.calls.push(CachedCall {
+            request: request.clone(),
+            buffers: buffers.map(wgpu::Buffer::clone),
+            bind_groups: bind_groups.clone(),
+        });
+        let [main, indirect] = bind_groups;
+        (main, indirect, args[0].clone())
+    }
+
+    /// What [`TopKGpu::record`] would record for `request`: its dispatches and how much of the input
+    /// they read, from the plan (no device work).
+    pub fn plan_stats(&self, request: &Request) -> Result<PlanStats, GpuError> {
+        let desc = request.desc()?;
+        if request.sequences() == 0 {
+            return Ok(PlanStats {
+                dispatches: 0,
+                input_elements_read: 0,
+                input_elements: 0,
+            });
+        }
+        let plan = request.plan(self.workgroup, self.max_binding)?;
+        let (rows, n, k) = (u64::from(desc.rows), u64::from(desc.n), u64::from(desc.k));
+        Ok(PlanStats {
+            dispatches: plan.steps.len(),
+            input_elements_read: plan.input_reads(rows, n, k),
+            input_elements: rows * n,
+        })
     }
 
     /// A 2D grid of at least `groups` workgroups within the per-dimension limit.
@@ -419,18 +635,43 @@ impl TopKGpu {
         };
         let (values_read, indices_read) = (read_back(&values_buffer), read_back(&indices_buffer));
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("topk") });
-        self.record(
+        // The buffers are this call's own: caching its bind groups would only keep them alive.
+        self.record_call(
             device,
             &mut encoder,
             request,
-            &input_buffer,
-            &values_buffer,
-            &indices_buffer,
+            [&input_buffer, &values_buffer, &indices_buffer],
+            false,
         )?;
         encoder.copy_buffer_to_buffer(&values_buffer, 0, &values_read, 0, values_buffer.size());
         encoder.copy_buffer_to_buffer(&indices_buffer, 0, &indices_read, 0, indices_buffer.size());
         queue.submit([encoder.finish()]);
         Ok((read_buffer(device, &values_read)?, read_buffer(device, &indices_read)?))
+    }
+}
+
+/// The shape of a request's recorded work ([`TopKGpu::plan_stats`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlanStats {
+    /// Compute dispatches recorded.
+    pub dispatches: usize,
+    /// Input elements the kernels read (see `input_passes`).
+    pub input_elements_read: u64,
+    /// Elements of the sequences (rows × n).
+    pub input_elements: u64,
+}
+
+impl PlanStats {
+    /// Passes over the input: elements read over elements. Every kernel keying the rows counts one
+    /// pass, every kernel writing outputs K / n (it copies the values from the input). Work skipped on
+    /// the data is counted as done (the radix path's position digits), and the threshold filter's rescan
+    /// of a row whose candidate list overflowed is not counted.
+    pub fn input_passes(&self) -> f64 {
+        if self.input_elements == 0 {
+            0.0
+        } else {
+            self.input_elements_read as f64 / self.input_elements as f64
+        }
     }
 }
 

@@ -5,7 +5,10 @@ use bytemuck::Zeroable;
 use topk_kernels::{DataType, Direction, Error, IndexType, Layout, MAX_RANK, Operand, check_request};
 
 use crate::error::GpuError;
-use crate::shader::{Desc, Job, Kernel, RADIX_CHUNK, TILE};
+use crate::shader::{
+    Desc, ENTRY_BYTES, FILTER_CHUNK, FILTER_STATE_WORDS, Job, Kernel, RADIX_CHUNK, RADIX_STATE_WORDS, SHORT_CANDIDATES,
+    TILE, TINY_ROW,
+};
 
 /// A tensor's layout padded to rank 8 (leading size-1 dimensions), in elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,8 +172,9 @@ impl Request {
         Ok(desc)
     }
 
-    /// The dispatches of the call and the scratch entries per row they need.
-    pub(crate) fn plan(&self, workgroup: u32) -> Result<Plan, GpuError> {
+    /// The dispatches of the call and the scratch entries per row they need; `max_binding` bounds the
+    /// threshold filter's candidate lists (a shorter list only overflows sooner).
+    pub(crate) fn plan(&self, workgroup: u32, max_binding: u64) -> Result<Plan, GpuError> {
         let too_large = |what| GpuError::TooLarge {
             what,
             bytes: u64::MAX,
@@ -182,7 +186,7 @@ impl Request {
         let mut plan = Plan {
             steps: Vec::new(),
             scratch_row: 0,
-            counters: false,
+            counter_words: 0,
         };
         let final_tile = |source, src_stride, valid: u32| Step {
             kernel: Kernel::SortTile,
@@ -199,6 +203,22 @@ impl Request {
                 ..Job::zeroed()
             },
         };
+        if n <= TINY_ROW {
+            plan.steps.push(Step {
+                kernel: Kernel::TinyRows,
+                groups: rows.div_ceil(workgroup / n),
+                job: Job::zeroed(),
+            });
+            return Ok(plan);
+        }
+        if n <= TILE && 2 * k <= SHORT_CANDIDATES {
+            plan.steps.push(Step {
+                kernel: Kernel::ShortSelect,
+                groups: rows,
+                job: Job::zeroed(),
+            });
+            return Ok(plan);
+        }
         if n <= TILE {
             plan.steps.push(final_tile(0, n, n));
             return Ok(plan);
@@ -211,10 +231,37 @@ impl Request {
             sort_rows(&mut plan, rows, 0, n, p, k, workgroup)?;
             return Ok(plan);
         }
+        if k <= TILE && u64::from(rows) * FILTER_STATE_WORDS * 4 <= max_binding {
+            // Threshold filter: a wide-digit histogram, the bucket of the K-th, the candidates at or
+            // below it, and one workgroup per row finishing on them (see the shader). Its 2052 counters
+            // a row must fit one binding; many rows of a short type may not, and take the radix select.
+            let cap = n.min((4 * TILE).max(n / 16));
+            let fits = max_binding / ENTRY_BYTES / u64::from(rows);
+            let cap = cap.min(u32::try_from(fits).unwrap_or(u32::MAX));
+            plan.scratch_row = cap;
+            plan.counter_words = FILTER_STATE_WORDS;
+            let chunks = n.div_ceil(FILTER_CHUNK);
+            let job = Job {
+                chunks,
+                width: FILTER_CHUNK,
+                dst_stride: cap,
+                ..Job::zeroed()
+            };
+            let groups = [
+                (Kernel::FilterHistogram, dispatch_mul(rows, chunks)?),
+                (Kernel::FilterPick, rows),
+                (Kernel::FilterCandidates, dispatch_mul(rows, n)?.div_ceil(workgroup)),
+                (Kernel::FilterFinish, rows),
+            ];
+            for (kernel, groups) in groups {
+                plan.steps.push(Step { kernel, groups, job });
+            }
+            return Ok(plan);
+        }
         // Radix select: the K-th key digit by digit, then the position of the last tie taken, then the
         // K candidates, sorted in one tile or, above TILE, in rows padded to a power of two.
         let stride = if k <= TILE { k } else { q };
-        plan.counters = true;
+        plan.counter_words = RADIX_STATE_WORDS;
         plan.scratch_row = stride;
         let chunk = RADIX_CHUNK;
         let chunks = n.div_ceil(chunk);
@@ -256,7 +303,10 @@ impl Request {
             },
         });
         if k <= TILE {
-            plan.steps.push(final_tile(1, k, k));
+            // The tile zeroes the rows' select state first: nothing reads it after.
+            let mut last = final_tile(1, k, k);
+            last.job.reset = 1;
+            plan.steps.push(last);
         } else {
             sort_rows(&mut plan, rows, 1, k, q, k, workgroup)?;
         }
@@ -304,8 +354,11 @@ pub(crate) fn sort_rows(
             ..Job::zeroed()
         },
     };
-    // The first pass pads positions at and above `valid` with entries that sort last.
-    plan.steps.push(tile(source, valid, 2, TILE));
+    // The first pass pads positions at and above `valid` with entries that sort last. After the radix
+    // select (source 1), it also zeroes the rows' select state: nothing reads it after.
+    let mut first = tile(source, valid, 2, TILE);
+    first.job.reset = source;
+    plan.steps.push(first);
     let mut stage = 2 * TILE;
     while stage <= p {
         let mut j = stage / 2;
@@ -349,8 +402,34 @@ pub(crate) struct Plan {
     pub(crate) steps: Vec<Step>,
     /// Entries per row of the scratch buffer.
     pub(crate) scratch_row: u32,
-    /// Whether the radix select's per-row counters are used.
-    pub(crate) counters: bool,
+    /// u32 words of per-row counters (radix select or threshold filter state; 0 for none).
+    pub(crate) counter_words: u64,
+}
+
+impl Plan {
+    /// Input elements the plan's kernels read for `rows` rows of `n` with `k` outputs each: every
+    /// pass that keys the row reads n, every pass writing outputs reads K (the values are copied from
+    /// the input). A radix position digit is counted though it reads nothing when no tie needs it;
+    /// `filter_finish` is counted for its K only, though it reads the row again when the candidate
+    /// list overflowed.
+    pub(crate) fn input_reads(&self, rows: u64, n: u64, k: u64) -> u64 {
+        let per_row: u64 = self
+            .steps
+            .iter()
+            .map(|step| match step.kernel {
+                Kernel::SortTile => {
+                    let keys = if step.job.source == 0 { n } else { 0 };
+                    keys + if step.job.sink == 1 { k } else { 0 }
+                }
+                Kernel::BitonicStep | Kernel::RadixSelect | Kernel::FilterPick => 0,
+                Kernel::WriteSorted | Kernel::FilterFinish => k,
+                Kernel::RadixHistogram | Kernel::RadixCompact => n,
+                Kernel::ShortSelect | Kernel::TinyRows => n + k,
+                Kernel::FilterHistogram | Kernel::FilterCandidates => n,
+            })
+            .sum();
+        per_row * rows
+    }
 }
 
 /// How the shader keys a value type: (kind, the high word of +inf's bits), kind 0 unsigned, 1 signed, 2

@@ -4,7 +4,8 @@
 use bytemuck::{Pod, Zeroable};
 
 /// The WGSL source of every kernel (entry points `sort_tile`, `bitonic_step`, `write_sorted`,
-/// `radix_histogram`, `radix_select`, `radix_compact`).
+/// `radix_histogram`, `radix_select`, `radix_compact`, `filter_histogram`, `filter_pick`,
+/// `filter_candidates`, `filter_finish`, `short_select`, `tiny_rows`).
 pub const SHADER: &str = include_str!("../shaders/topk.wgsl");
 
 /// Entries sorted in workgroup memory (the shader's `TILE`): rows up to this length take one dispatch.
@@ -13,14 +14,27 @@ pub const TILE: u32 = 1024;
 /// The default of the shader's `override WORKGROUP` (invocations per workgroup).
 pub const DEFAULT_WORKGROUP: u32 = 256;
 
-/// Workgroup memory the shader declares: three u32 arrays of `TILE`.
-pub(crate) const WORKGROUP_BYTES: u32 = 3 * 4 * TILE;
+/// Workgroup memory the largest entry point uses (`short_select`): three u32 arrays of `TILE`, 256
+/// bins, three of `SHORT_CANDIDATES` and a few words.
+pub(crate) const WORKGROUP_BYTES: u32 = 3 * 4 * TILE + 4 * 256 + 3 * 4 * SHORT_CANDIDATES + 128;
+
+/// Rows up to this length go several to a workgroup (`tiny_rows`).
+pub(crate) const TINY_ROW: u32 = 32;
+
+/// Entries `short_select` ranks by counting (the shader's `SHORT_CANDIDATES`); it serves K up to half.
+pub(crate) const SHORT_CANDIDATES: u32 = 128;
 
 /// Positions one workgroup of `radix_histogram` counts.
 pub(crate) const RADIX_CHUNK: u32 = 4096;
 
 /// u32 words of per-row radix select state (the shader's `STATE`).
 pub(crate) const RADIX_STATE_WORDS: u64 = 264;
+
+/// Positions one workgroup of `filter_histogram` counts.
+pub(crate) const FILTER_CHUNK: u32 = 8192;
+
+/// u32 words of per-row threshold filter state (the shader's `FILTER_STATE`).
+pub(crate) const FILTER_STATE_WORDS: u64 = 2052;
 
 /// Bytes of one (key hi, key lo, position) entry in the scratch buffers.
 pub(crate) const ENTRY_BYTES: u64 = 12;
@@ -69,7 +83,8 @@ pub(crate) struct Job {
     pub(crate) stage: u32,
     pub(crate) phase: u32,
     pub(crate) shift: u32,
-    pub(crate) pad: [u32; 2],
+    pub(crate) reset: u32,
+    pub(crate) pad: u32,
 }
 
 /// Bytes between two jobs in the job buffer: WebGPU's largest `minUniformBufferOffsetAlignment`.
@@ -84,4 +99,10 @@ pub(crate) enum Kernel {
     RadixHistogram,
     RadixSelect,
     RadixCompact,
+    FilterHistogram,
+    FilterPick,
+    FilterCandidates,
+    FilterFinish,
+    ShortSelect,
+    TinyRows,
 }

@@ -347,6 +347,191 @@ fn adversarial_rows() {
     }
 }
 
+/// The threshold filter (n > TILE, K <= TILE): candidates sorted whole, an exact select among more
+/// than TILE of them (many ties in the K-th's bucket), and a list overflowing into a select over the
+/// whole row (equal and skewed data); 8, 32 and 64-bit keys.
+#[test]
+fn threshold_filter_paths() {
+    let Some((gpu, topk)) = gpu() else { return };
+    let equal = vec![1.5f32; 70_000];
+    let few: Vec<f32> = (0..20_000).map(|i| ((i * 7919) % 7) as f32).collect();
+    let skewed: Vec<f64> = (0..70_000)
+        .map(|i| {
+            if i % 1000 == 0 {
+                i as f64
+            } else {
+                0.25 + (i % 3) as f64 * 1e-9
+            }
+        })
+        .collect();
+    let bytes: Vec<u8> = (0..50_000).map(|i| (i % 5) as u8 * 50).collect();
+    for k in [1, 10, 100, 1024] {
+        for direction in [Direction::Decreasing, Direction::Increasing] {
+            compare(topk, gpu, &equal, k, direction);
+            compare(topk, gpu, &few, k, direction);
+            compare(topk, gpu, &skewed, k, direction);
+            compare(topk, gpu, &bytes, k, direction);
+        }
+    }
+    let mut rng = Rng(5);
+    check::<f32, u32>(topk, gpu, &mut rng, &[3, 40_000], 1, 300, Direction::Decreasing, true);
+    check::<i8, i64>(topk, gpu, &mut rng, &[9000, 2], 0, 1000, Direction::Increasing, true);
+}
+
+/// Short rows with small K (`short_select`): candidates ranked by counting, with ties among them, and
+/// the whole-row sort when more than its 128 candidates share the K-th's top 8 bits.
+#[test]
+fn short_rows_small_k() {
+    let Some((gpu, topk)) = gpu() else { return };
+    let thirds: Vec<f32> = (0..300).map(|i| (i % 3) as f32).collect();
+    let halves: Vec<i16> = (0..300).map(|i| (i % 2) as i16 * 300).collect();
+    let close: Vec<u64> = (0..1000).map(|i| (7u64 << 56) + (i * 7919 % 1000)).collect();
+    for k in [1, 5, 64] {
+        for direction in [Direction::Decreasing, Direction::Increasing] {
+            compare(topk, gpu, &thirds, k, direction);
+            compare(topk, gpu, &halves, k, direction);
+            compare(topk, gpu, &close, k, direction);
+        }
+    }
+    let mut rng = Rng(11);
+    check::<f64, u32>(topk, gpu, &mut rng, &[50, 700], 1, 20, Direction::Decreasing, true);
+    check::<u8, i32>(topk, gpu, &mut rng, &[1024, 30], 0, 64, Direction::Increasing, true);
+    check::<bf16, u64>(topk, gpu, &mut rng, &[3, 7, 9], 2, 3, Direction::Decreasing, true);
+}
+
+/// Calls recorded again and again over the same buffers (cached bind groups, the shared workspace),
+/// alternating the threshold filter, the radix select and short rows, with new input each time: each
+/// call must find the counters as the previous one left them, zero.
+#[test]
+fn repeated_calls_reuse_the_workspace() {
+    let Some((gpu, topk)) = gpu() else { return };
+    use wgpu::util::DeviceExt;
+    let n = 5000usize;
+    let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let input = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: (n * 4) as u64,
+        usage: storage,
+        mapped_at_creation: false,
+    });
+    let out = |_| {
+        gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: &vec![0u8; 2000 * 4],
+            usage: storage,
+        })
+    };
+    let (values, indices) = (out(0), out(1));
+    let read = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 2 * 2000 * 4,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut rng = Rng(21);
+    for round in 0..12 {
+        let row: Vec<f32> = values_of(&mut rng, n, round);
+        let (k, rows_n) = match round % 4 {
+            0 => (10, n),
+            1 => (2000, n),
+            2 => (7, 300),
+            _ => (1024, n),
+        };
+        let row = &row[..rows_n];
+        gpu.queue.write_buffer(&input, 0, bytemuck::cast_slice(row));
+        let layout = |tensor, len, elements| topk_kernels::Layout::contiguous(tensor, [len], elements).unwrap();
+        let request = Request::new(
+            DataType::F32,
+            IndexType::U32,
+            &layout(topk_kernels::Operand::Input, rows_n, n),
+            0,
+            k,
+            Direction::Decreasing,
+            &layout(topk_kernels::Operand::Values, k, 2000),
+            &layout(topk_kernels::Operand::Indices, k, 2000),
+        )
+        .unwrap();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        topk.record(&gpu.device, &mut encoder, &request, &input, &values, &indices)
+            .unwrap();
+        encoder.copy_buffer_to_buffer(&values, 0, &read, 0, 2000 * 4);
+        encoder.copy_buffer_to_buffer(&indices, 0, &read, 2000 * 4, 2000 * 4);
+        gpu.queue.submit([encoder.finish()]);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        read.map_async(wgpu::MapMode::Read, .., move |r| sender.send(r).unwrap());
+        gpu.device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+        receiver.recv().unwrap().unwrap();
+        let bytes = read.get_mapped_range(..).unwrap().to_vec();
+        read.unmap();
+        let (mut cv, mut ci) = (vec![0f32; k], vec![0u32; k]);
+        topk_kernels::naive::topk(topk_kernels::Request {
+            input: View::contiguous(row, [rows_n]).unwrap(),
+            axis: 0,
+            k,
+            direction: Direction::Decreasing,
+            values: ViewMut::contiguous(&mut cv, [k]).unwrap(),
+            indices: ViewMut::contiguous(&mut ci, [k]).unwrap(),
+        })
+        .unwrap();
+        assert_eq!(bytemuck::cast_slice::<f32, u8>(&cv), &bytes[..k * 4], "round {round}");
+        assert_eq!(
+            bytemuck::cast_slice::<u32, u8>(&ci),
+            &bytes[2000 * 4..2000 * 4 + k * 4],
+            "round {round}"
+        );
+    }
+}
+
+/// Random bits, or every third round few distinct values (ties across the K-th).
+fn values_of(rng: &mut Rng, n: usize, round: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            if round % 3 == 2 {
+                (rng.below(5) as f32) * 0.5
+            } else {
+                f32::from_bits(rng.next() as u32)
+            }
+        })
+        .collect()
+}
+
+/// Where the threshold filter's 2052 counters a row do not fit a binding (many rows of a short type),
+/// long rows with K <= TILE take the radix select and its one-tile sort; calls alternate with the
+/// filter on the same `TopKGpu`, each finding the counters zero.
+#[test]
+fn radix_select_when_filter_counters_do_not_fit() {
+    let Some((gpu, _)) = gpu() else { return };
+    let mut topk = TopKGpu::new(&gpu.device).unwrap();
+    topk.limit_binding_for_tests(4 << 20);
+    let layout =
+        |tensor, sizes: [usize; 2]| topk_kernels::Layout::contiguous(tensor, sizes, sizes[0] * sizes[1]).unwrap();
+    let request = |rows| {
+        Request::new(
+            DataType::U8,
+            IndexType::U32,
+            &layout(topk_kernels::Operand::Input, [rows, 1100]),
+            1,
+            100,
+            Direction::Decreasing,
+            &layout(topk_kernels::Operand::Values, [rows, 100]),
+            &layout(topk_kernels::Operand::Indices, [rows, 100]),
+        )
+        .unwrap()
+    };
+    // Radix select: 1 key digit and 2 position digits, compaction, one tile; the filter: 4.
+    assert_eq!(topk.plan_stats(&request(600)).unwrap().dispatches, 8);
+    assert_eq!(topk.plan_stats(&request(20)).unwrap().dispatches, 4);
+    let mut rng = Rng(31);
+    for round in 0..3 {
+        // 600 rows: 4.9 MB of filter counters, over the limit: radix select.
+        check::<u8, u32>(&topk, gpu, &mut rng, &[600, 1100], 1, 100, Direction::Decreasing, false);
+        let k = 1 + round * 100;
+        check::<i16, i64>(&topk, gpu, &mut rng, &[1500, 600], 0, k, Direction::Increasing, false);
+        // 20 rows: the filter.
+        check::<f32, u32>(&topk, gpu, &mut rng, &[20, 3000], 1, 10, Direction::Decreasing, true);
+    }
+}
+
 fn compare<T: Element + Pod>(topk: &TopKGpu, gpu: &Gpu, row: &[T], k: usize, direction: Direction) {
     let (mut cv, mut ci) = (vec![row[0]; k], vec![0u32; k]);
     let (mut gv, mut gi) = (cv.clone(), vec![u32::MAX; k]);
@@ -564,7 +749,17 @@ fn other_workgroup_sizes() {
     let mut rng = Rng(7);
     for workgroup in [32, 512] {
         let topk = TopKGpu::with_workgroup_size(&gpu.device, workgroup).unwrap();
-        for (rows, n, k) in [(5, 37, 5), (3, 1000, 1000), (2, 5000, 300), (1, 3000, 2000)] {
+        let cases = [
+            (5, 37, 5),
+            (3, 1000, 1000),
+            (2, 5000, 300),
+            (1, 3000, 2000),
+            (70, 31, 4),
+            (100, 1, 1),
+            (33, 32, 32),
+            (600, 3, 2),
+        ];
+        for (rows, n, k) in cases {
             check::<i16, u32>(&topk, gpu, &mut rng, &[rows, n], 1, k, Direction::Increasing, true);
             check::<f32, i64>(&topk, gpu, &mut rng, &[n, rows], 0, k, Direction::Decreasing, true);
         }

@@ -4,13 +4,19 @@
 use naga::back::{glsl, hlsl, msl, spv};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
-const ENTRY_POINTS: [&str; 6] = [
+const ENTRY_POINTS: [&str; 12] = [
     "sort_tile",
     "bitonic_step",
     "write_sorted",
     "radix_histogram",
     "radix_select",
     "radix_compact",
+    "filter_histogram",
+    "filter_pick",
+    "filter_candidates",
+    "filter_finish",
+    "short_select",
+    "tiny_rows",
 ];
 
 fn module() -> (naga::Module, naga::valid::ModuleInfo) {
