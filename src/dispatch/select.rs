@@ -154,7 +154,9 @@ fn select_rows_here<T: Element, E: Entry>(
     while let Some((seq, mut emit)) = rows.row(row) {
         row += 1;
         let emit = &mut emit;
-        if plan.ordered
+        // A constant test too: where SIMD engines are not (firmware), the check stays out of the build.
+        if strategy::SIMD_ENGINES
+            && plan.ordered
             && let Some(row) = seq.contiguous()
             && ordered::may_be_ordered(row)
             && engine.run(SelectOrdered {
