@@ -19,10 +19,14 @@ mkdir "$build"
 cp "$root/capi/examples/Makefile" "$root/capi/examples/topk_example.c" "$build/"
 make -s -C "$build" CFLAGS="-std=c11 -O2 -Wall -Wextra -Wpedantic -Werror"
 LD_LIBRARY_PATH="$prefix/lib" "$build/topk_example"
-ldd "$build/topk_example" | grep -q 'libtopk_kernels_capi\.so' || { echo "FAILED: the shared library is not linked"; exit 1; }
+# ldd's output captured first: `ldd | grep -q` under pipefail fails at random when grep exits before
+# ldd has written everything (SIGPIPE).
+libraries=$(ldd "$build/topk_example")
+grep -q 'libtopk_kernels_capi\.so' <<<"$libraries" || { echo "FAILED: the shared library is not linked"; exit 1; }
 make -s -C "$build" clean
 make -s -C "$build" STATIC=1 CFLAGS="-std=c11 -O2 -Wall -Wextra -Wpedantic -Werror"
-if ldd "$build/topk_example" | grep -q libtopk_kernels_capi; then
+libraries=$(ldd "$build/topk_example")
+if grep -q libtopk_kernels_capi <<<"$libraries"; then
     echo "FAILED: STATIC=1 linked the shared library"
     exit 1
 fi
