@@ -261,18 +261,22 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
             && contiguous
             && !capped
             && k > ORDERED_MIN_K
-            && (ORDERED_MIN_LEN..BAIL_MIN_RATIO.saturating_mul(k)).contains(&len),
+            && (ORDERED_MIN_LEN..ORDERED_MAX_RATIO.saturating_mul(k)).contains(&len),
         bisect,
         then,
     }
 }
 
-/// K above which rows too short to bail out ([`BAIL_MIN_RATIO`]) are first checked for being in order:
-/// a row in order passes a filter almost whole when its best are last, and the K it keeps are sorted
-/// again; random rows stop the check within a few pairs. Below, the filter's pool keeps a sorted row in
-/// time near its read, and rows that may bail out keep it near their read by sampling
-/// (`sorted1m_k100`), where the check would add a read. Set by `benches/sweep.py --set sorted`.
+/// K above which rows are first checked for being in order: a row in order passes a filter almost
+/// whole when its best are last, and the K it keeps are sorted again; random rows stop the check within
+/// a few pairs. Below, the filter's pool keeps a sorted row in time near its read. Set by
+/// `benches/sweep.py --set sorted`.
 const ORDERED_MIN_K: usize = SMALL_K;
+/// Rows at least this many times K long are not checked: there the filter's bail-out samples a sorted
+/// row in about the time of the check's read (`sorted1m_k100`, and 1M ascending f32 with K = 300),
+/// while from n/K = 1000 down to the bail-out's own limit ([`BAIL_MIN_RATIO`]) it falls off (K = 1000
+/// to 3800: 3 to 20 times the check's time).
+const ORDERED_MAX_RATIO: usize = 1024;
 /// Shortest rows checked for being in order: on shorter ones the check's first pairs cost random rows a
 /// few percent (4096 x 256 and 8192 x 100 f32 with K of 17 to 24), and a sorted row is cheap anyway.
 const ORDERED_MIN_LEN: usize = 1024;
@@ -656,7 +660,9 @@ mod tests {
             ("1M f32, K = 8: the sorted pool", AVX2, rows(F32, 1_000_000, 8), filter(Steps { may_bail: true, ..PLAIN })),
             ("LLM f16: guessed, in chunks", AVX2, rows(F16, 128_256, 50), filter(Steps { guess: true, may_bail: true, chunked: true, ..PLAIN })),
             ("LLM f16 on Zen 5: sparse", on(ZEN5, AVX2), rows(F16, 128_256, 50), filter(Steps { guess: true, may_bail: true, prefetch_floats: false, ..PLAIN })),
-            ("32k f16 on Zen 5: dense", on(ZEN5, AVX512), rows(F16, 32_768, 50), filter(Steps { guess: true, may_bail: true, chunked: true, prefetch_floats: false, ..PLAIN })),
+            ("32k f16 on Zen 5: dense", on(ZEN5, AVX512), rows(F16, 32_768, 50), ordered(filter(Steps { guess: true, may_bail: true, chunked: true, prefetch_floats: false, ..PLAIN }))),
+            ("1M f32, K = 1000: may bail out, checked", AVX2, rows(F32, 1_000_000, 1000), ordered(filter(Steps { guess: true, may_bail: true, ..PLAIN }))),
+            ("1M f32, K = 300: not checked", AVX2, rows(F32, 1_000_000, 300), filter(Steps { guess: true, may_bail: true, ..PLAIN })),
             ("an accumulator's chunk: no guess", AVX2, capped(rows(F32, 65_536, 100)), filter(Steps { may_bail: true, ..PLAIN })),
             ("1M u8, K = 100", AVX2, rows(U8, 1_000_000, 100), filter(Steps { guess: true, may_bail: true, chunked: true, ..PLAIN })),
             ("1M u8, K = 50k: counted", AVX2, rows(U8, 1_000_000, 50_000), ordered(plan(false, Row::Count))),
