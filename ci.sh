@@ -172,9 +172,9 @@ if step "tests (aarch64 under qemu: NEON and the portable engine; release, for q
         cargo test -p topk-kernels --target aarch64-unknown-linux-gnu --release --lib "${kernel_tests[@]}" --features rayon,ndarray
 fi
 
-if step "tests (32-bit ARM under qemu: armv7, the portable engine on a 32-bit usize, as firmware has it)"; then
+if step "tests (32-bit ARM under qemu: armv7, no SIMD engine on a 32-bit usize, as firmware has it)"; then
     # The same files as aarch64's, in release for qemu's sake; no NEON in this target's baseline, so
-    # `Backend::Auto` is the portable engine, as on the Cortex-M firmware target.
+    # every engine takes the scalar algorithms and the heapsort, as on the Cortex-M firmware target.
     CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUSTFLAGS="--cfg topk_tests_only" \
         cargo test -p topk-kernels --target armv7-unknown-linux-gnueabihf --release --lib "${kernel_tests[@]}" --features ndarray
 fi

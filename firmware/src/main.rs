@@ -9,7 +9,8 @@
 //! finds the lowest word the example overwrote after it (the stack's high-water mark), then reports
 //! both results through Arm semihosting and exits: `ci/robustness.sh` runs it on QEMU's Netduino Plus 2
 //! (an STM32F405, Cortex-M4F). Without a debugger or an emulator to answer it, a semihosting call stops
-//! the core, so the plain image leaves it out.
+//! the core, so the plain image leaves it out. The `bench` feature adds, before the report, the SysTick
+//! ticks of a few requests on the scalar and portable engines (BENCHMARKS.md has the command).
 #![no_std]
 #![no_main]
 
@@ -40,6 +41,8 @@ pub unsafe extern "C" fn reset() -> ! {
         qemu::paint_stack()
     };
     let passed = matches!(example(), Ok(true));
+    #[cfg(feature = "bench")]
+    bench::run();
     // SAFETY: single-threaded, no interrupts enabled: nothing else touches PASSED.
     unsafe { core::ptr::addr_of_mut!(PASSED).write_volatile(passed as u32) };
     // SAFETY: painted above, and the example has returned; QEMU answers the semihosting calls.
@@ -247,6 +250,17 @@ mod qemu {
         top - word as usize
     }
 
+    /// Prints `line` up to its first NUL through semihosting.
+    ///
+    /// # Safety
+    /// `line` holds a NUL; a semihosting host answers `bkpt 0xab`.
+    pub unsafe fn print(line: &[u8]) {
+        /// SYS_WRITE0: print a NUL-terminated string.
+        const WRITE0: usize = 0x04;
+        // SAFETY: the host reads `line` up to its NUL (the caller's promise).
+        unsafe { asm!("bkpt #0xab", inout("r0") WRITE0 => _, in("r1") line.as_ptr(), options(nostack)) };
+    }
+
     /// Prints the result and the stack used through semihosting, then exits QEMU: status 0 if `passed`.
     ///
     /// # Safety
@@ -278,19 +292,140 @@ mod qemu {
             put(&digits[i..=i]);
         }
         put(b" bytes\n\0");
-        /// SYS_WRITE0: print a NUL-terminated string.
-        const WRITE0: usize = 0x04;
+        // SAFETY: the last byte put is the NUL, and `line` has room for the longest report.
+        unsafe { print(&line) };
         /// SYS_EXIT, with ADP_Stopped_ApplicationExit (QEMU exits with 0) or RunTimeErrorUnknown (1).
         const EXIT: usize = 0x18;
         let reason = if passed { 0x20026 } else { 0x20023 };
-        // SAFETY: the host reads the NUL-terminated `line` (the last byte put is the NUL, and `line`
-        // has room for the longest report), then stops.
-        unsafe {
-            asm!("bkpt #0xab", inout("r0") WRITE0 => _, in("r1") line.as_ptr(), options(nostack));
-            asm!("bkpt #0xab", inout("r0") EXIT => _, in("r1") reason, options(nostack));
-        }
+        // SAFETY: the host stops.
+        unsafe { asm!("bkpt #0xab", inout("r0") EXIT => _, in("r1") reason, options(nostack)) };
         loop {
             core::hint::spin_loop();
+        }
+    }
+}
+
+/// What each request of a small set costs on the core (`bench` feature): SysTick's count across each
+/// call, printed through semihosting. Under QEMU's `-icount shift=0` an instruction is 1 ns of virtual
+/// time and SysTick counts at 168 MHz, so a tick is about 6 instructions (BENCHMARKS.md has the
+/// command).
+#[cfg(feature = "bench")]
+mod bench {
+    use core::hint::black_box;
+
+    use topk_kernels::{Backend, Direction, Element, Request, TopK, View, ViewMut};
+
+    /// SysTick's control, reload and current-value registers.
+    const CSR: *mut u32 = 0xE000_E010 as *mut u32;
+    const RVR: *mut u32 = 0xE000_E014 as *mut u32;
+    const CVR: *mut u32 = 0xE000_E018 as *mut u32;
+
+    /// Times each request on the scalar and the portable engine and prints a line of ticks for each.
+    pub fn run() {
+        // SAFETY: SysTick's registers exist on every Cortex-M4; counting from the core's clock, without
+        // its interrupt, touches nothing else.
+        unsafe {
+            RVR.write_volatile(0xFF_FFFF);
+            CVR.write_volatile(0);
+            CSR.write_volatile(0b101);
+        }
+        let (mut floats, mut bytes) = ([0.0f32; 2048], [0u8; 2048]);
+        let mut state = 0x2545_f491u32;
+        for (f, b) in floats.iter_mut().zip(&mut bytes) {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            *f = (state >> 8) as f32 - 8e6;
+            *b = (state >> 24) as u8;
+        }
+        for backend in [Backend::Scalar, Backend::Portable] {
+            let mut line = Line::new(backend.name().as_bytes());
+            line.ticks(time::<f32, 64>(&floats, 1, 64, backend), b"f32 2048 K=64");
+            line.ticks(time::<f32, 64>(&floats, 1, 8, backend), b"K=8");
+            line.ticks(time::<f32, 64>(&floats, 1, 1, backend), b"K=1");
+            line.ticks(time::<f32, 128>(&floats, 16, 8, backend), b"16x128 K=8");
+            line.ticks(time::<f32, 256>(&floats, 128, 2, backend), b"128x16 K=2");
+            line.ticks(time::<u8, 64>(&bytes, 1, 16, backend), b"u8 2048 K=16");
+            line.ticks(time::<u8, 384>(&bytes, 128, 3, backend), b"128x16 K=3");
+            line.print();
+        }
+    }
+
+    /// Ticks of the `k` largest of each of `rows` rows of `input` on `backend` (0 if refused); `OUT`
+    /// holds `rows · k` outputs.
+    #[inline(never)]
+    fn time<T: Element + Default, const OUT: usize>(input: &[T], rows: usize, k: usize, backend: Backend) -> u32 {
+        let mut values = [T::default(); OUT];
+        let mut indices = [0u32; OUT];
+        let mut scratch = [0u64; 256];
+        // SAFETY: SysTick's current value, read only.
+        let start = unsafe { CVR.read_volatile() };
+        let ran = (|| {
+            let mut plan = TopK::new(Request {
+                input: View::contiguous(black_box(input), [rows, input.len() / rows]).ok()?,
+                axis: 1,
+                k,
+                direction: Direction::Decreasing,
+                values: ViewMut::contiguous(values.get_mut(..rows * k)?, [rows, k]).ok()?,
+                indices: ViewMut::contiguous(indices.get_mut(..rows * k)?, [rows, k]).ok()?,
+            })
+            .ok()?;
+            plan.run_sequences(0..plan.sequences(), backend, &mut scratch).ok()
+        })();
+        // SAFETY: as above.
+        let end = unsafe { CVR.read_volatile() };
+        black_box((values, indices));
+        // SysTick counts down, 24 bits wide.
+        if ran.is_some() {
+            start.wrapping_sub(end) & 0xFF_FFFF
+        } else {
+            0
+        }
+    }
+
+    /// A line of text being built for semihosting.
+    struct Line {
+        bytes: [u8; 256],
+        len: usize,
+    }
+
+    impl Line {
+        fn new(start: &[u8]) -> Line {
+            let mut line = Line {
+                bytes: [0; 256],
+                len: 0,
+            };
+            line.put(start);
+            line.put(b":");
+            line
+        }
+
+        fn put(&mut self, bytes: &[u8]) {
+            for &b in bytes {
+                // The last byte stays NUL.
+                if let Some(slot) = self.bytes.get_mut(self.len).filter(|_| self.len + 1 < 256) {
+                    *slot = b;
+                    self.len += 1;
+                }
+            }
+        }
+
+        fn ticks(&mut self, ticks: u32, label: &[u8]) {
+            self.put(b" ");
+            self.put(label);
+            self.put(b" ");
+            let (mut digits, mut count, mut rest) = ([0u8; 10], 0, ticks);
+            while count == 0 || rest > 0 {
+                digits[count] = b'0' + (rest % 10) as u8;
+                (rest, count) = (rest / 10, count + 1);
+            }
+            for i in (0..count).rev() {
+                self.put(&digits[i..=i]);
+            }
+        }
+
+        fn print(mut self) {
+            self.put(b"\n");
+            // SAFETY: the last byte is NUL (`put`), and the `bench` feature runs under QEMU.
+            unsafe { super::qemu::print(&self.bytes) };
         }
     }
 }

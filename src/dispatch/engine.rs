@@ -19,7 +19,9 @@ pub enum Backend {
     Naive,
     /// The threshold filter, one element at a time.
     Scalar,
-    /// The block threshold filter on the `wide` crate's vectors (SSE2, NEON, or arrays): every target.
+    /// The block threshold filter on the `wide` crate's vectors (SSE2 or NEON). On targets without
+    /// SIMD engines (neither x86_64 nor aarch64), where those vectors are arrays, the scalar engine's
+    /// algorithms, which execute fewer instructions there.
     Portable,
     /// The block threshold filter on AVX2 registers (x86_64).
     Avx2,

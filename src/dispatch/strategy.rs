@@ -15,7 +15,8 @@
 //!        rows                  everything else, a run of rows at a time
 //! row    bisect                8/16-bit keys, 64 <= n <= 2048, a large K: under the exact K-th key
 //!        count                 8/16-bit keys with K a large part of the row
-//!        scalar                the scalar engine, and strided rows
+//!        scalar                the scalar engine, strided rows, and every engine of a target without
+//!                              SIMD engines (firmware)
 //!        all                   K > 16 and at least n / 2: every element a candidate
 //!        filter                the block filter and its short-row steps (`kernels::row::Steps`)
 //! ```
@@ -500,7 +501,10 @@ pub(crate) fn column_buffers<const D: usize>(input: &Layout<D>, axis: usize, k: 
     SIMD_ENGINES && k > COLUMNS_MAX_K && columns_dimension(input, axis).is_some()
 }
 
-/// What the strategy knows of `engine`.
+/// What the strategy knows of `engine`. Where no SIMD engine is compiled (firmware), the portable
+/// engine's vectors are arrays of scalars: every engine takes the scalar engine's algorithms, which
+/// execute fewer instructions there (BENCHMARKS.md, decisions), and the vector kernels stay out of
+/// the flash.
 pub(crate) fn capabilities(engine: Engine) -> Capabilities {
     let (v32, v64) = match engine {
         Engine::Scalar | Engine::Portable => vectors_of::<isa::Portable>(),
@@ -512,7 +516,7 @@ pub(crate) fn capabilities(engine: Engine) -> Capabilities {
         Engine::Neon(_) => vectors_of::<isa::Neon>(),
     };
     Capabilities {
-        scalar: matches!(engine, Engine::Scalar),
+        scalar: matches!(engine, Engine::Scalar) || !SIMD_ENGINES,
         v32,
         v64,
         wide: engine.wide(),
@@ -776,6 +780,11 @@ mod tests {
             };
             let want = match name {
                 Backend::Scalar => SCALAR,
+                // Without SIMD engines, the portable engine's arrays take the scalar algorithms.
+                Backend::Portable if !SIMD_ENGINES => Capabilities {
+                    scalar: true,
+                    ..PORTABLE
+                },
                 Backend::Portable => PORTABLE,
                 Backend::Avx2 => AVX2,
                 Backend::Avx512 => AVX512,

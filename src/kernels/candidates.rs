@@ -48,12 +48,73 @@ impl Sorter for CoreSorter {
 
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
         if entries.len() <= SORT_WHOLE {
-            return entries.sort_unstable();
+            return sort(entries);
         }
         CoreSorter::select(entries, k);
         if let Some(best) = entries.get_mut(..k) {
-            best.sort_unstable();
+            sort(best);
         }
+    }
+}
+
+/// Sorts `entries`: by `core`'s pattern-defeating quicksort where SIMD engines are compiled; elsewhere
+/// (firmware) by [`heapsort`], a few hundred bytes of flash where the quicksort and its small sorts take
+/// about 5 KB.
+#[inline(always)]
+fn sort<E: Entry>(entries: &mut [E]) {
+    if cfg!(simd_arch) {
+        entries.sort_unstable();
+    } else {
+        heapsort(entries);
+    }
+}
+
+/// Sorts `entries` in place, O(n log n) without recursion: builds a max-heap, then moves its top to the
+/// end of the heap, one entry at a time. Up to [`INSERTION_MAX`] entries, by insertion.
+fn heapsort<E: Entry>(entries: &mut [E]) {
+    let len = entries.len();
+    if len <= INSERTION_MAX {
+        for sorted in 1..len {
+            let mut at = sorted;
+            while at > 0 && entries[at - 1] > entries[at] {
+                entries.swap(at - 1, at);
+                at -= 1;
+            }
+        }
+        return;
+    }
+    for node in (0..len / 2).rev() {
+        sift_down(entries, node, len);
+    }
+    for end in (1..len).rev() {
+        entries.swap(0, end);
+        sift_down(entries, 0, end);
+    }
+}
+
+/// Longest slices [`heapsort`] sorts by insertion, which does less work there than building a heap.
+const INSERTION_MAX: usize = 16;
+
+/// Moves `entries[node]` down the max-heap `entries[..end]` until neither child is larger.
+fn sift_down<E: Entry>(entries: &mut [E], mut node: usize, end: usize) {
+    let Some(heap) = entries.get_mut(..end) else {
+        return;
+    };
+    loop {
+        // `node < end`, and `end` entries of at least 8 bytes are far below `usize::MAX / 2`.
+        let left = 2 * node + 1;
+        let Some(&left_entry) = heap.get(left) else {
+            return;
+        };
+        let (child, larger) = match heap.get(left + 1) {
+            Some(&right) if right > left_entry => (left + 1, right),
+            _ => (left, left_entry),
+        };
+        if heap[node] >= larger {
+            return;
+        }
+        heap.swap(node, child);
+        node = child;
     }
 }
 
@@ -177,6 +238,31 @@ impl<'s, E: Entry, S: Sorter> Candidates<'s, E, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heapsort_sorts_like_core() {
+        // Every length through the insertion sort's limit and past it, with runs of ties.
+        let mut state = 7u64;
+        for len in 0..200 {
+            let mut entries: Vec<u64> = (0..len)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    state >> 58
+                })
+                .collect();
+            let mut expected = entries.clone();
+            expected.sort_unstable();
+            heapsort(&mut entries);
+            assert_eq!(entries, expected, "len {len}");
+            let mut pairs: Vec<[u64; 2]> = expected.iter().rev().map(|&key| [key, !key]).collect();
+            let mut expected = pairs.clone();
+            expected.sort_unstable();
+            heapsort(&mut pairs);
+            assert_eq!(pairs, expected, "len {len}");
+        }
+    }
 
     #[test]
     fn capacity_is_twice_k_within_the_sequence() {
