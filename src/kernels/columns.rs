@@ -66,6 +66,11 @@ pub(crate) fn select_columns<V32: Vector, V64: Vector, S: Sorter, T: Element>(
 /// part a few cache lines long.
 const BEST_LANES: usize = 256;
 
+/// Runs of at most this many sequences keep their best in arrays of this size: zeroing 256 lanes' arrays
+/// (3 KiB for 64-bit keys) for each run cost narrow inner extents more than their selection (short
+/// non-last axes, `benches/sweep.py --set short`).
+const FEW_LANES: usize = 16;
+
 /// K = 1 of every sequence of `columns`: the first of the best of each, found by one pass over the rows
 /// in memory order that keeps each lane's best key and its position (`better = key < best`, strict, so
 /// the first of equal keys stays). Plain code, which the engine's target features vectorise: no per-row
@@ -81,13 +86,28 @@ pub(crate) fn first_best_of_columns<T: Element>(
     if len == 0 || u32::try_from(len).is_err() {
         return 0;
     }
+    if count <= FEW_LANES {
+        first_best_in_lanes::<T, FEW_LANES>(columns, order, emit)
+    } else {
+        first_best_in_lanes::<T, BEST_LANES>(columns, order, emit)
+    }
+}
+
+/// [`first_best_of_columns`], `LANES` sequences at a time.
+#[inline(always)]
+fn first_best_in_lanes<T: Element, const LANES: usize>(
+    columns: &Columns<'_, T>,
+    order: Order,
+    emit: &mut ColumnOutputs<'_, T>,
+) -> usize {
+    let (count, len) = (columns.count(), columns.len());
     let mask = order.mask();
     let key = |x: T| <T::Key as Key>::narrow(x.key().widen() ^ mask);
-    let mut best = [<T::Key as Key>::narrow(0); BEST_LANES];
-    let mut at = [0u32; BEST_LANES];
+    let mut best = [<T::Key as Key>::narrow(0); LANES];
+    let mut at = [0u32; LANES];
     let mut first = 0;
     while first < count {
-        let lanes = (count - first).min(BEST_LANES);
+        let lanes = (count - first).min(LANES);
         let (best, at) = (&mut best[..lanes], &mut at[..lanes]);
         let Some(row) = columns.lanes(0, first, lanes) else {
             return first;
