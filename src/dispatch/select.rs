@@ -182,6 +182,7 @@ fn select_rows_here<T: Element, E: Entry>(
         }
         match (plan.then, seq.contiguous()) {
             (Row::Count, _) => count::select(&seq, k, order, buffer, emit),
+            (Row::FirstBest, _) => emit.one(0, scalar::first_best(&seq, order)),
             (Row::Vectors(method), Some(row)) if strategy::SIMD_ENGINES => engine.run(SelectRow {
                 row,
                 method: &method,

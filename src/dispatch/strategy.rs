@@ -15,6 +15,7 @@
 //!        rows                  everything else, a run of rows at a time
 //! row    bisect                8/16-bit keys, 64 <= n <= 2048, a large K: under the exact K-th key
 //!        count                 8/16-bit keys with K a large part of the row
+//!        first best            K = 1 where `scalar` would be: a running best, no candidates
 //!        scalar                the scalar engine, strided rows, and every engine of a target without
 //!                              SIMD engines (firmware)
 //!        all                   K > 16 and at least n / 2: every element a candidate
@@ -127,6 +128,8 @@ pub(crate) enum Row {
     Count,
     /// The threshold filter one element at a time: `kernels::scalar`.
     Scalar,
+    /// K = 1 as a running best, one element at a time: `kernels::scalar::first_best`.
+    FirstBest,
     /// On the engine's vectors: `kernels::row`.
     Vectors(Method),
 }
@@ -248,6 +251,9 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
     let bisect = engine.v32.simd && contiguous && !capped && bisects(data_type, len, k);
     let then = if !capped && counts(data_type, len, k, engine.wide) {
         Row::Count
+    } else if k == 1 && !capped && (engine.scalar || !contiguous) {
+        // One element at a time, K = 1 needs no candidates: a running best.
+        Row::FirstBest
     } else if engine.scalar || !contiguous {
         Row::Scalar
     } else if k > SMALL_K && len <= candidates::capacity(len, k) {
@@ -678,6 +684,9 @@ mod tests {
             ("1M i16, K = n/8, AVX-512: filtered", AVX512, rows(I16, 1_000_000, 125_000), ordered(filter(Steps { chunked: true, ..PLAIN }))),
             ("strided rows", AVX2, strided(rows(F32, 4096, 8)), plan(false, Row::Scalar)),
             ("the scalar engine", SCALAR, rows(I32, 4096, 8), plan(false, Row::Scalar)),
+            ("strided rows, K = 1: a running best", AVX2, strided(rows(F32, 4096, 1)), plan(false, Row::FirstBest)),
+            ("the scalar engine, K = 1", SCALAR, rows(I32, 4096, 1), plan(false, Row::FirstBest)),
+            ("the scalar engine, K = 1 under a cap", SCALAR, capped(rows(F32, 4096, 1)), plan(false, Row::Scalar)),
             ("capped u8: nothing counted", AVX2, capped(rows(U8, 4096, 2048)), plan(false, all)),
         ];
         for (name, engine, rows, plan) in table {

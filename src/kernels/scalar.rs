@@ -1,4 +1,5 @@
 //! Threshold filter, one element at a time: the `scalar` backend, and the SIMD engines on strided rows.
+//! And K = 1 as a running best ([`first_best`]).
 //!
 //! ```text
 //! push the first min(n, 2K) elements as (key, position)       // fills, then compacts once
@@ -12,7 +13,7 @@
 
 use crate::kernels::candidates::{Candidates, capacity};
 use crate::kernels::entry::{Entry, report};
-use crate::types::element::{Element, Order};
+use crate::types::element::{Element, Key, Order};
 use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
@@ -41,4 +42,32 @@ pub(crate) fn select<T: Element, E: Entry>(
         }
     }
     report(candidates.finish(), emit);
+}
+
+/// K = 1: the position of the first best key of `seq` (0 if empty), one element at a time with a
+/// running best (`key < best`, strict, so the first of equal keys stays). No candidates, no sort, and
+/// no threshold to fall behind on rows in order.
+///
+/// ```text
+/// best, at = key(x[0]), 0
+/// for p in 1..n: if key(x[p]) < best: best, at = key(x[p]), p
+/// ```
+#[inline(always)]
+pub(crate) fn first_best<T: Element>(seq: &Sequence<'_, T>, order: Order) -> usize {
+    if seq.len() == 0 {
+        return 0;
+    }
+    // Keys of the element's own width (the order's mask is as wide): 32-bit compares on a 32-bit core.
+    let mask = order.mask();
+    let key = |x: T| <T::Key as Key>::narrow(x.key().widen() ^ mask);
+    // SAFETY: 0 < len.
+    let (mut best, mut at) = (key(unsafe { seq.get(0) }), 0);
+    for position in 1..seq.len() {
+        // SAFETY: position < len.
+        let key = key(unsafe { seq.get(position) });
+        if key < best {
+            (best, at) = (key, position);
+        }
+    }
+    at
 }
