@@ -268,7 +268,8 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
             && contiguous
             && !capped
             && k > ORDERED_MIN_K
-            && (ORDERED_MIN_LEN..ORDERED_MAX_RATIO.saturating_mul(k)).contains(&len),
+            && (len >= ORDERED_MIN_LEN || k >= ORDERED_SHORT_MIN_K)
+            && len < ORDERED_MAX_RATIO.saturating_mul(k),
         bisect,
         then,
     }
@@ -284,9 +285,14 @@ const ORDERED_MIN_K: usize = SMALL_K;
 /// while from n/K = 1000 down to the bail-out's own limit ([`BAIL_MIN_RATIO`]) it falls off (K = 1000
 /// to 3800: 3 to 20 times the check's time).
 const ORDERED_MAX_RATIO: usize = 1024;
-/// Shortest rows checked for being in order: on shorter ones the check's first pairs cost random rows a
-/// few percent (4096 x 256 and 8192 x 100 f32 with K of 17 to 24), and a sorted row is cheap anyway.
+/// Shortest rows checked for being in order below [`ORDERED_SHORT_MIN_K`]: on shorter ones the check's
+/// first pairs cost random rows a few percent (4096 x 256 and 8192 x 100 f32 with K of 17 to 24), and a
+/// sorted row is cheap anyway.
 const ORDERED_MIN_LEN: usize = 1024;
+/// K from which shorter rows are checked too: their selection's work dwarfs the check's first pairs,
+/// and rows in order cost them several times a random row's (4096 x 256 f16 with K = 128, ascending;
+/// `benches/sweep.py --set sorted`).
+const ORDERED_SHORT_MIN_K: usize = 64;
 
 /// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
 /// the row. Set by `sorted1m_k100` and ascending rows of 64k with K of 100 to 1000.
@@ -678,7 +684,7 @@ mod tests {
             ("1M u8, K = 50k: counted", AVX2, rows(U8, 1_000_000, 50_000), ordered(plan(false, Row::Count))),
             ("256 u8, K = 32: bisected, else counted", AVX2, rows(U8, 256, 32), plan(true, Row::Count)),
             ("256 u8, K = 32, portable: counted", PORTABLE, rows(U8, 256, 32), plan(false, Row::Count)),
-            ("256 f16, K = 64: bisected, else counted", AVX2, rows(F16, 256, 64), plan(true, Row::Count)),
+            ("256 f16, K = 64: checked, bisected, else counted", AVX2, rows(F16, 256, 64), ordered(plan(true, Row::Count))),
             ("1024 bf16, K = 100: bisected, else filtered", AVX2, rows(Bf16, 1024, 100), ordered(plan(true, Row::Vectors(Method::Filter(Steps { collect_pieces: true, chunked: true, ..PLAIN }))))),
             ("1M i16, K = n/8: counted", AVX2, rows(I16, 1_000_000, 125_000), ordered(plan(false, Row::Count))),
             ("1M i16, K = n/8, AVX-512: filtered", AVX512, rows(I16, 1_000_000, 125_000), ordered(filter(Steps { chunked: true, ..PLAIN }))),
@@ -691,6 +697,14 @@ mod tests {
         ];
         for (name, engine, rows, plan) in table {
             assert_eq!(row(engine, rows), *plan, "{name}");
+        }
+        // Rows under ORDERED_MIN_LEN are checked for order from K = ORDERED_SHORT_MIN_K.
+        for (len, k, checked) in [(256, 63, false), (256, 64, true), (100, 64, true), (1023, 17, false)] {
+            assert_eq!(
+                row(&AVX2, &rows(DataType::F32, len, k)).ordered,
+                SIMD_ENGINES && checked,
+                "{len}, K = {k}"
+            );
         }
     }
 
