@@ -250,15 +250,53 @@ mod qemu {
         top - word as usize
     }
 
-    /// Prints `line` up to its first NUL through semihosting.
-    ///
-    /// # Safety
-    /// `line` holds a NUL; a semihosting host answers `bkpt 0xab`.
-    pub unsafe fn print(line: &[u8]) {
-        /// SYS_WRITE0: print a NUL-terminated string.
-        const WRITE0: usize = 0x04;
-        // SAFETY: the host reads `line` up to its NUL (the caller's promise).
-        unsafe { asm!("bkpt #0xab", inout("r0") WRITE0 => _, in("r1") line.as_ptr(), options(nostack)) };
+    /// A line of text for semihosting, NUL-terminated: what does not fit is left out.
+    pub struct Line {
+        bytes: [u8; 256],
+        len: usize,
+    }
+
+    impl Line {
+        pub fn new() -> Line {
+            Line {
+                bytes: [0; 256],
+                len: 0,
+            }
+        }
+
+        pub fn put(&mut self, bytes: &[u8]) {
+            for &b in bytes {
+                // The last byte stays NUL.
+                let last = self.bytes.len() - 1;
+                if let Some(slot) = self.bytes.get_mut(self.len).filter(|_| self.len < last) {
+                    *slot = b;
+                    self.len += 1;
+                }
+            }
+        }
+
+        /// `value` in decimal.
+        pub fn number(&mut self, value: usize) {
+            let (mut digits, mut count, mut rest) = ([0u8; 20], 0, value);
+            while count == 0 || rest > 0 {
+                digits[count] = b'0' + (rest % 10) as u8;
+                (rest, count) = (rest / 10, count + 1);
+            }
+            for i in (0..count).rev() {
+                self.put(&digits[i..=i]);
+            }
+        }
+
+        /// Prints the line through semihosting.
+        ///
+        /// # Safety
+        /// A semihosting host (QEMU's `-semihosting`, or a debugger) answers `bkpt 0xab`.
+        pub unsafe fn print(&self) {
+            /// SYS_WRITE0: print a NUL-terminated string.
+            const WRITE0: usize = 0x04;
+            // SAFETY: the host reads `bytes` up to its NUL (`put` never writes the last byte).
+            unsafe { asm!("bkpt #0xab", inout("r0") WRITE0 => _, in("r1") self.bytes.as_ptr(), options(nostack)) };
+        }
     }
 
     /// Prints the result and the stack used through semihosting, then exits QEMU: status 0 if `passed`.
@@ -266,34 +304,17 @@ mod qemu {
     /// # Safety
     /// A semihosting host (QEMU's `-semihosting`, or a debugger) answers `bkpt 0xab`.
     pub unsafe fn report(passed: bool, stack: usize) -> ! {
-        let mut line = [0u8; 64];
-        let mut at = 0;
-        let mut put = |bytes: &[u8]| {
-            for &b in bytes {
-                if let Some(slot) = line.get_mut(at) {
-                    *slot = b;
-                    at += 1;
-                }
-            }
-        };
-        put(if passed {
+        let mut line = Line::new();
+        line.put(if passed {
             b"topk-firmware: passed"
         } else {
             b"topk-firmware: FAILED"
         });
-        put(b", stack used: ");
-        let mut digits = [0u8; 10];
-        let (mut rest, mut count) = (stack, 0);
-        while count == 0 || rest > 0 {
-            digits[count] = b'0' + (rest % 10) as u8;
-            (rest, count) = (rest / 10, count + 1);
-        }
-        for i in (0..count).rev() {
-            put(&digits[i..=i]);
-        }
-        put(b" bytes\n\0");
-        // SAFETY: the last byte put is the NUL, and `line` has room for the longest report.
-        unsafe { print(&line) };
+        line.put(b", stack used: ");
+        line.number(stack);
+        line.put(b" bytes\n");
+        // SAFETY: the caller's promise.
+        unsafe { line.print() };
         /// SYS_EXIT, with ADP_Stopped_ApplicationExit (QEMU exits with 0) or RunTimeErrorUnknown (1).
         const EXIT: usize = 0x18;
         let reason = if passed { 0x20026 } else { 0x20023 };
@@ -314,6 +335,8 @@ mod bench {
     use core::hint::black_box;
 
     use topk_kernels::{Backend, Direction, Element, Request, TopK, View, ViewMut};
+
+    use crate::qemu::Line;
 
     /// SysTick's control, reload and current-value registers.
     const CSR: *mut u32 = 0xE000_E010 as *mut u32;
@@ -337,15 +360,19 @@ mod bench {
             *b = (state >> 24) as u8;
         }
         for backend in [Backend::Scalar, Backend::Portable] {
-            let mut line = Line::new(backend.name().as_bytes());
-            line.ticks(time::<f32, 64>(&floats, 1, 64, backend), b"f32 2048 K=64");
-            line.ticks(time::<f32, 64>(&floats, 1, 8, backend), b"K=8");
-            line.ticks(time::<f32, 64>(&floats, 1, 1, backend), b"K=1");
-            line.ticks(time::<f32, 128>(&floats, 16, 8, backend), b"16x128 K=8");
-            line.ticks(time::<f32, 256>(&floats, 128, 2, backend), b"128x16 K=2");
-            line.ticks(time::<u8, 64>(&bytes, 1, 16, backend), b"u8 2048 K=16");
-            line.ticks(time::<u8, 384>(&bytes, 128, 3, backend), b"128x16 K=3");
-            line.print();
+            let mut line = Line::new();
+            line.put(backend.name().as_bytes());
+            line.put(b":");
+            ticks(&mut line, time::<f32, 64>(&floats, 1, 64, backend), b"f32 2048 K=64");
+            ticks(&mut line, time::<f32, 64>(&floats, 1, 8, backend), b"K=8");
+            ticks(&mut line, time::<f32, 64>(&floats, 1, 1, backend), b"K=1");
+            ticks(&mut line, time::<f32, 128>(&floats, 16, 8, backend), b"16x128 K=8");
+            ticks(&mut line, time::<f32, 256>(&floats, 128, 2, backend), b"128x16 K=2");
+            ticks(&mut line, time::<u8, 64>(&bytes, 1, 16, backend), b"u8 2048 K=16");
+            ticks(&mut line, time::<u8, 384>(&bytes, 128, 3, backend), b"128x16 K=3");
+            line.put(b"\n");
+            // SAFETY: the `bench` feature runs under QEMU (it implies `qemu`).
+            unsafe { line.print() };
         }
     }
 
@@ -381,51 +408,11 @@ mod bench {
         }
     }
 
-    /// A line of text being built for semihosting.
-    struct Line {
-        bytes: [u8; 256],
-        len: usize,
-    }
-
-    impl Line {
-        fn new(start: &[u8]) -> Line {
-            let mut line = Line {
-                bytes: [0; 256],
-                len: 0,
-            };
-            line.put(start);
-            line.put(b":");
-            line
-        }
-
-        fn put(&mut self, bytes: &[u8]) {
-            for &b in bytes {
-                // The last byte stays NUL.
-                if let Some(slot) = self.bytes.get_mut(self.len).filter(|_| self.len + 1 < 256) {
-                    *slot = b;
-                    self.len += 1;
-                }
-            }
-        }
-
-        fn ticks(&mut self, ticks: u32, label: &[u8]) {
-            self.put(b" ");
-            self.put(label);
-            self.put(b" ");
-            let (mut digits, mut count, mut rest) = ([0u8; 10], 0, ticks);
-            while count == 0 || rest > 0 {
-                digits[count] = b'0' + (rest % 10) as u8;
-                (rest, count) = (rest / 10, count + 1);
-            }
-            for i in (0..count).rev() {
-                self.put(&digits[i..=i]);
-            }
-        }
-
-        fn print(mut self) {
-            self.put(b"\n");
-            // SAFETY: the last byte is NUL (`put`), and the `bench` feature runs under QEMU.
-            unsafe { super::qemu::print(&self.bytes) };
-        }
+    /// Appends ` label ticks` to `line`.
+    fn ticks(line: &mut Line, ticks: u32, label: &[u8]) {
+        line.put(b" ");
+        line.put(label);
+        line.put(b" ");
+        line.number(ticks as usize);
     }
 }
