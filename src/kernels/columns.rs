@@ -101,8 +101,7 @@ fn first_best_in_lanes<T: Element, const LANES: usize>(
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
     let (count, len) = (columns.count(), columns.len());
-    let mask = order.mask();
-    let key = |x: T| <T::Key as Key>::narrow(x.key().widen() ^ mask);
+    let key = |x: T| order.narrow_key(x);
     let mut best = [<T::Key as Key>::narrow(0); LANES];
     let mut at = [0u32; LANES];
     let mut first = 0;

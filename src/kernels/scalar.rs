@@ -1,4 +1,5 @@
-//! Threshold filter, one element at a time: the `scalar` backend, and the SIMD engines on strided rows.
+//! Threshold filter, one element at a time: the `scalar` backend, the SIMD engines on strided rows, and
+//! every engine where no SIMD engine is compiled (firmware).
 //! And K = 1 as a running best ([`first_best`]).
 //!
 //! ```text
@@ -13,7 +14,7 @@
 
 use crate::kernels::candidates::{Candidates, capacity};
 use crate::kernels::entry::{Entry, report};
-use crate::types::element::{Element, Key, Order};
+use crate::types::element::{Element, Order};
 use crate::types::output::Emit;
 use crate::types::sequence::Sequence;
 
@@ -57,9 +58,7 @@ pub(crate) fn first_best<T: Element>(seq: &Sequence<'_, T>, order: Order) -> usi
     if seq.len() == 0 {
         return 0;
     }
-    // Keys of the element's own width (the order's mask is as wide): 32-bit compares on a 32-bit core.
-    let mask = order.mask();
-    let key = |x: T| <T::Key as Key>::narrow(x.key().widen() ^ mask);
+    let key = |x: T| order.narrow_key(x);
     // SAFETY: 0 < len.
     let (mut best, mut at) = (key(unsafe { seq.get(0) }), 0);
     for position in 1..seq.len() {

@@ -222,6 +222,13 @@ impl Order {
     pub(crate) fn key<T: Element>(self, value: T) -> u64 {
         value.key().widen() ^ self.0
     }
+
+    /// [`key`](Self::key) in the element's own width (the mask is as wide): 32-bit compares on a
+    /// 32-bit core, and lanes of the key's width where the compiler vectorises.
+    #[inline(always)]
+    pub(crate) fn narrow_key<T: Element>(self, value: T) -> T::Key {
+        <T::Key as Key>::narrow(self.key(value))
+    }
 }
 
 #[cfg(test)]
