@@ -275,13 +275,12 @@ fn index_type<T: Value, I: TestIndex, const D: usize>(
             };
             assert_eq!(plan.min_scratch_len(), words);
             // 16 buffers where 16 sequences are read side by side with K above 16: a non-last axis
-            // over a contiguous innermost dimension, on x86_64 and aarch64.
-            let inner = D - 1;
+            // over a contiguous innermost dimension (of those with more than one element), on x86_64
+            // and aarch64.
+            let inner = (0..D).rev().find(|&d| input.sizes()[d] > 1);
             let side_by_side = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"))
                 && k > 16
-                && axis != inner
-                && input.layout().strides()[inner] == 1
-                && input.sizes()[inner] > 1;
+                && inner.is_some_and(|inner| axis != inner && input.layout().strides()[inner] == 1);
             assert_eq!(plan.scratch_len(), if side_by_side { 16 * words } else { words });
             // Either is enough: the fastest path's, or the least (one sequence at a time).
             let given = if rng.below(2) == 0 {

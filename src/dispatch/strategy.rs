@@ -499,12 +499,11 @@ pub(crate) fn fastest_scratch_words<T: Element, const D: usize>(input: &Layout<D
     }
 }
 
-/// The innermost dimension of `input`, if sequences along `axis` can be read side by side there: it is
-/// not the axis, and has stride 1 and more than one sequence.
+/// The innermost dimension of `input` with more than one sequence, if sequences along `axis` can be read
+/// side by side there: it is not the axis, and has stride 1.
 pub(crate) fn columns_dimension<const D: usize>(input: &Layout<D>, axis: usize) -> Option<usize> {
-    let inner = D.checked_sub(1)?;
-    let adjacent = axis != inner && input.strides()[inner] == 1 && input.sizes()[inner] > 1;
-    adjacent.then_some(inner)
+    let inner = (0..D).rev().find(|&d| input.sizes()[d] > 1)?;
+    (inner != axis && input.strides()[inner] == 1).then_some(inner)
 }
 
 /// Whether sequences along `axis` of `input` are read side by side with a candidate buffer each (K

@@ -293,6 +293,58 @@ fn pad_dims(
 }
 
 impl Layout<MAX_RANK> {
+    /// Merges the neighbouring dimensions other than `axis` that this layout and each of `others` (the
+    /// strides of layouts of the same sizes but along `axis`) step through as one (the outer's stride
+    /// the inner's times its size), and drops those of size 1 but `axis`: the dimensions left are the
+    /// last ones, padded in front as [`Layout::pad`] pads. Sequences along the axis keep their row-major
+    /// numbering and every coordinate its addresses; runs of neighbouring sequences grow as long as the
+    /// memory allows (a non-last axis over a contiguous inner block of several dimensions is read side by
+    /// side whole). Returns where `axis` went. An empty layout is left as it is.
+    pub(crate) fn merge_dimensions<const N: usize>(
+        &mut self,
+        others: [&mut [isize; MAX_RANK]; N],
+        axis: usize,
+    ) -> usize {
+        if self.elements() == 0 {
+            return axis;
+        }
+        let mut others = others;
+        // In place from the innermost out: dimension `d` merges into the one kept last, at `kept`, or
+        // moves to the slot before it (`d` or later, already read).
+        let (mut kept, mut merged_axis) = (MAX_RANK, axis);
+        for d in (0..MAX_RANK).rev() {
+            let size = self.sizes[d];
+            if d != axis && size == 1 {
+                continue;
+            }
+            if d != axis && kept < MAX_RANK && kept != merged_axis {
+                let inner = self.sizes[kept] as isize;
+                let steps_as_one = |strides: &[isize; MAX_RANK]| strides[kept].checked_mul(inner) == Some(strides[d]);
+                if steps_as_one(&self.strides) && others.iter().all(|strides| steps_as_one(strides)) {
+                    self.sizes[kept] *= size;
+                    continue;
+                }
+            }
+            kept -= 1;
+            self.sizes[kept] = size;
+            self.strides[kept] = self.strides[d];
+            for strides in others.iter_mut() {
+                strides[kept] = strides[d];
+            }
+            if d == axis {
+                merged_axis = kept;
+            }
+        }
+        for slot in 0..kept {
+            (self.sizes[slot], self.strides[slot]) = (1, 0);
+            for strides in others.iter_mut() {
+                strides[slot] = 0;
+            }
+        }
+        self.rank = MAX_RANK - kept;
+        merged_axis
+    }
+
     /// A layout whose rank (1..=8) is known only at run time, padded in front to rank 8 with dimensions
     /// of size 1: the elements, their order and their addresses are unchanged, and the layout remembers
     /// `sizes.len()` as its [`rank`](Layout::rank), so that a request's axis is the caller's (0 is the
@@ -570,6 +622,15 @@ impl<'a, T: Copy> View<'a, T, 1> {
 }
 
 impl<'a, T> View<'a, T, MAX_RANK> {
+    /// [`Layout::merge_dimensions`] of this view's layout.
+    pub(crate) fn merge_dimensions<const N: usize>(
+        &mut self,
+        others: [&mut [isize; MAX_RANK]; N],
+        axis: usize,
+    ) -> usize {
+        self.layout.merge_dimensions(others, axis)
+    }
+
     /// A view of run-time rank (1..=8), padded to rank 8 as [`Layout::padded`] says: requests on it take
     /// the caller's axis (0 is the first of `sizes`, -1 the last), and errors name the caller's
     /// dimensions.
@@ -809,6 +870,86 @@ mod tests {
             Layout::contiguous(T, [usize::MAX, 2], 0),
             Err(Error::Overflow { operand: T })
         );
+    }
+
+    /// Every (sequence, position) of a layout and of `others` (strides over its sizes), in the walk's
+    /// order: sequences row-major over the dimensions but `axis`.
+    fn addresses_in_order<const N: usize>(
+        layout: &Layout<MAX_RANK>,
+        others: &[[isize; MAX_RANK]; N],
+        axis: usize,
+    ) -> Vec<[isize; 3]> {
+        let mut all = Vec::new();
+        let mut coord = [0usize; MAX_RANK];
+        'sequences: loop {
+            for position in 0..layout.sizes[axis] {
+                coord[axis] = position;
+                let mut each = [layout.address(&coord), 0, 0];
+                for (slot, strides) in each[1..].iter_mut().zip(others) {
+                    *slot = address(0, strides, &coord);
+                }
+                all.push(each);
+            }
+            coord[axis] = 0;
+            for d in (0..MAX_RANK).rev().filter(|&d| d != axis) {
+                if coord[d] + 1 < layout.sizes[d] {
+                    coord[d] += 1;
+                    continue 'sequences;
+                }
+                coord[d] = 0;
+            }
+            return all;
+        }
+    }
+
+    #[test]
+    fn merged_dimensions_keep_every_address_in_order() {
+        /// Sizes, strides, the outputs' strides, the axis, and the merged sizes (the last dimensions).
+        type Case<'a> = (&'a [usize], &'a [isize], [&'a [isize]; 2], usize, &'a [usize]);
+        let cases: [Case<'_>; 5] = [
+            // Contiguous, a non-last axis: the inner block of three dimensions is one.
+            (
+                &[3, 4, 1, 2, 5],
+                &[40, 10, 10, 5, 1],
+                [&[20, 10, 10, 5, 1], &[20, 10, 10, 5, 1]],
+                1,
+                &[3, 4, 10],
+            ),
+            // A last axis: everything in front is one dimension of rows.
+            (&[2, 3, 4], &[12, 4, 1], [&[6, 2, 1], &[6, 2, 1]], 2, &[6, 4]),
+            // The values' gap between the outer two keeps them apart.
+            (&[2, 3, 4], &[12, 4, 1], [&[8, 2, 1], &[6, 2, 1]], 2, &[2, 3, 4]),
+            // Reversed together, they merge; a broadcast pair merges too.
+            (
+                &[2, 3, 4, 5],
+                &[-3, -1, 0, 0],
+                [&[12, 4, 1, 4], &[12, 4, 1, 4]],
+                3,
+                &[6, 4, 5],
+            ),
+            // A transposed inner pair stays two; the axis of size 1 stays.
+            (&[3, 1, 4], &[1, 7, 3], [&[4, 4, 1], &[4, 4, 1]], 1, &[3, 1, 4]),
+        ];
+        for (sizes, strides, [values, indices], axis, merged) in cases {
+            let pad = MAX_RANK - sizes.len();
+            let padded = |strides: &[isize]| {
+                let mut all = [0; MAX_RANK];
+                all[pad..].copy_from_slice(strides);
+                all
+            };
+            let mut layout = Layout::<MAX_RANK>::padded(T, sizes, Some(strides), 12, 256).unwrap();
+            let outputs = [padded(values), padded(indices)];
+            let before = addresses_in_order(&layout, &outputs, axis + pad);
+            let [mut values, mut indices] = outputs;
+            let merged_axis = layout.merge_dimensions([&mut values, &mut indices], axis + pad);
+            assert_eq!(
+                &layout.sizes[MAX_RANK - merged.len()..],
+                merged,
+                "{sizes:?} {strides:?}"
+            );
+            assert_eq!(layout.rank(), merged.len());
+            assert_eq!(addresses_in_order(&layout, &[values, indices], merged_axis), before);
+        }
     }
 
     #[test]

@@ -26,9 +26,6 @@ use crate::types::output::{ColumnOutputs, Emit, IndexWords, LaneStarts, Outputs,
 use crate::types::sequence::{Columns, Sequence};
 use crate::types::view::{self, Layout, MAX_RANK, View, ViewMut};
 
-/// The innermost dimension of a padded layout.
-const INNER: usize = MAX_RANK - 1;
-
 /// A validated request at rank 8 (see the module's doc); [`crate::TopK`] wraps one.
 pub(crate) struct Plan<'a, T: Element> {
     input: View<'a, T, MAX_RANK>,
@@ -73,11 +70,22 @@ impl<'a, T: Element> Plan<'a, T> {
         } else {
             IndexWords::U64(indices_data.cast())
         };
+        let (mut input, mut values, mut indices) = (
+            input.pad(),
+            Output::new(values.data, &values.layout),
+            Output::new(words, &indices.layout),
+        );
+        let mut axis = axis + (MAX_RANK - D);
+        // Longer runs of neighbours pay where they are read side by side (a constant test: firmware reads
+        // one sequence at a time, and the merge stays out of its flash).
+        if SIMD_ENGINES {
+            axis = input.merge_dimensions([&mut values.strides, &mut indices.strides], axis);
+        }
         Plan {
-            input: input.pad(),
-            values: Output::new(values.data, &values.layout),
-            indices: Output::new(words, &indices.layout),
-            axis: axis + (MAX_RANK - D),
+            input,
+            values,
+            indices,
+            axis,
             k,
             direction,
             sequences: 0..count,
@@ -226,7 +234,7 @@ impl<'a, T: Element> Plan<'a, T> {
                 // time.
                 let mut next = sequences.start;
                 while next < sequences.end {
-                    next = self.each_columns(next..sequences.end, |columns, k, order, emit| {
+                    next = self.each_columns(inner, next..sequences.end, |columns, k, order, emit| {
                         select_columns(engine, columns, k, order, E::buffer(E::from_words(scratch)), emit)
                     });
                     let coord = coordinates(&self.input.layout().sizes, self.axis, next);
@@ -326,16 +334,16 @@ impl<'a, T: Element> Plan<'a, T> {
         self.each_sequence(number..sequences.end, one);
     }
 
-    /// Walks `sequences` from their start in runs of neighbours (same coordinates but the innermost),
+    /// Walks `sequences` from their start in runs of neighbours along `inner` ([`columns_dimension`]),
     /// letting `select` take the first `done` of each run side by side and write them to the outputs
     /// ([`ColumnOutputs`]). Stops at the first run `select` declines (`done == 0`) and returns
     /// the first sequence not done.
     fn each_columns(
         &mut self,
+        inner: usize,
         sequences: Range<usize>,
         mut select: impl FnMut(&Columns<'_, T>, usize, Order, &mut ColumnOutputs<'_, T>) -> usize,
     ) -> usize {
-        let inner = INNER;
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
         let order = self.direction.order::<T::Key>();
