@@ -48,11 +48,11 @@ impl Sorter for CoreSorter {
 
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
         if entries.len() <= SORT_WHOLE {
-            return sort(entries);
+            return sort_entries(entries);
         }
         CoreSorter::select(entries, k);
         if let Some(best) = entries.get_mut(..k) {
-            sort(best);
+            sort_entries(best);
         }
     }
 }
@@ -61,7 +61,7 @@ impl Sorter for CoreSorter {
 /// (firmware) by [`heapsort`], a few hundred bytes of flash where the quicksort and its small sorts take
 /// about 5 KB.
 #[inline(always)]
-fn sort<E: Entry>(entries: &mut [E]) {
+fn sort_entries<E: Entry>(entries: &mut [E]) {
     if cfg!(simd_arch) {
         entries.sort_unstable();
     } else {
