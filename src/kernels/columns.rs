@@ -72,30 +72,119 @@ const BEST_LANES: usize = 256;
 const FEW_LANES: usize = 16;
 
 /// K = 1 of every sequence of `columns`: the first of the best of each, found by one pass over the rows
-/// in memory order that keeps each lane's best key and its position (`better = key < best`, strict, so
-/// the first of equal keys stays). Plain code, which the engine's target features vectorise: no per-row
-/// setup and no slots, which short axes pay most for. Returns the sequences taken: all of them, or 0
-/// where positions do not fit 32 bits.
+/// in memory order. Each lane keeps its best key with its position below it in one word, so that the
+/// smallest word is the best key's first position and a lane's step is one unsigned minimum: plain
+/// code, which the engine's target features vectorise, with no per-row setup and no slots, which short
+/// axes pay most for. 64-bit keys keep key and position apart. Returns the sequences taken: all of
+/// them, or 0 where positions do not fit 32 bits.
 #[inline(always)]
 pub(crate) fn first_best_of_columns<T: Element>(
     columns: &Columns<'_, T>,
     order: Order,
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
-    let (count, len) = (columns.count(), columns.len());
+    let len = columns.len();
     if len == 0 || u32::try_from(len).is_err() {
         return 0;
     }
-    if count <= FEW_LANES {
-        first_best_in_lanes::<T, FEW_LANES>(columns, order, emit)
+    let position_bits = usize::BITS - (len - 1).leading_zeros();
+    let key_bits = <T::Key as Key>::BITS;
+    if key_bits + position_bits <= u32::BITS {
+        first_best_by_lanes::<T, u32>(columns, order, position_bits, emit)
+    } else if key_bits <= u32::BITS {
+        first_best_by_lanes::<T, u64>(columns, order, position_bits, emit)
+    } else if columns.count() <= FEW_LANES {
+        first_best_apart::<T, FEW_LANES>(columns, order, emit)
     } else {
-        first_best_in_lanes::<T, BEST_LANES>(columns, order, emit)
+        first_best_apart::<T, BEST_LANES>(columns, order, emit)
     }
 }
 
-/// [`first_best_of_columns`], `LANES` sequences at a time.
+/// A key with its position in the `position_bits` bits below it.
+trait Packed: Copy + Ord {
+    const ZERO: Self;
+    /// `key` (of at most `BITS - position_bits` bits) over `position`.
+    fn pack(key: u64, position_bits: u32, position: u32) -> Self;
+    /// The position under the key.
+    fn position(self, position_bits: u32) -> u32;
+}
+
+macro_rules! packed {
+    ($($word:ty),*) => {$(
+        impl Packed for $word {
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn pack(key: u64, position_bits: u32, position: u32) -> Self {
+                ((key as $word) << position_bits) | position as $word
+            }
+            #[inline(always)]
+            fn position(self, position_bits: u32) -> u32 {
+                (self & ((1 << position_bits) - 1)) as u32
+            }
+        }
+    )*};
+}
+packed!(u32, u64);
+
+/// [`first_best_packed`] with as many lanes as the run needs.
 #[inline(always)]
-fn first_best_in_lanes<T: Element, const LANES: usize>(
+fn first_best_by_lanes<T: Element, W: Packed>(
+    columns: &Columns<'_, T>,
+    order: Order,
+    position_bits: u32,
+    emit: &mut ColumnOutputs<'_, T>,
+) -> usize {
+    if columns.count() <= FEW_LANES {
+        first_best_packed::<T, W, FEW_LANES>(columns, order, position_bits, emit)
+    } else {
+        first_best_packed::<T, W, BEST_LANES>(columns, order, position_bits, emit)
+    }
+}
+
+/// [`first_best_of_columns`] in words `W` of a key over its position, `LANES` sequences at a time.
+#[inline(always)]
+fn first_best_packed<T: Element, W: Packed, const LANES: usize>(
+    columns: &Columns<'_, T>,
+    order: Order,
+    position_bits: u32,
+    emit: &mut ColumnOutputs<'_, T>,
+) -> usize {
+    let (count, len) = (columns.count(), columns.len());
+    let pack = |x: T, position: u32| W::pack(order.key(x), position_bits, position);
+    let mut best = [W::ZERO; LANES];
+    let mut at = [0u32; LANES];
+    let mut first = 0;
+    while first < count {
+        let lanes = (count - first).min(LANES);
+        let (best, at) = (&mut best[..lanes], &mut at[..lanes]);
+        let Some(row) = columns.lanes(0, first, lanes) else {
+            return first;
+        };
+        for (best, &x) in best.iter_mut().zip(row) {
+            *best = pack(x, 0);
+        }
+        for position in 1..len {
+            let Some(row) = columns.lanes(position, first, lanes) else {
+                return first;
+            };
+            for (best, &x) in best.iter_mut().zip(row) {
+                *best = (*best).min(pack(x, position as u32));
+            }
+        }
+        for (at, best) in at.iter_mut().zip(best.iter()) {
+            *at = best.position(position_bits);
+        }
+        emit.write_firsts(first, at);
+        first += lanes;
+    }
+    count
+}
+
+/// [`first_best_of_columns`] for keys too wide to share a word with their position, `LANES` sequences
+/// at a time: a lane that improves takes the row's position as the larger of the two (positions only
+/// grow), a maximum rather than a choice, which LLVM would store lane by lane.
+#[inline(always)]
+fn first_best_apart<T: Element, const LANES: usize>(
     columns: &Columns<'_, T>,
     order: Order,
     emit: &mut ColumnOutputs<'_, T>,
@@ -122,9 +211,9 @@ fn first_best_in_lanes<T: Element, const LANES: usize>(
             let position = position as u32;
             for ((best, at), &x) in best.iter_mut().zip(at.iter_mut()).zip(row) {
                 let x = key(x);
-                let better = x < *best;
-                *best = if better { x } else { *best };
-                *at = if better { position } else { *at };
+                let better = u32::from(x < *best).wrapping_neg();
+                *best = x.min(*best);
+                *at = (*at).max(position & better);
             }
         }
         emit.write_firsts(first, at);

@@ -400,17 +400,84 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
     }
 
     /// Writes rank 0 of lanes `first..first + positions.len()`, lane `first + l`'s element at
-    /// `positions[l]` ([`write`](Self::write) a lane at a time, from a copy whose fields stay in
-    /// registers: the writes through its pointers could alias `self`).
+    /// `positions[l]`: evenly spaced lanes in loops of their own, listed ones with [`write`](Self::write)
+    /// a lane at a time, from a copy whose fields stay in registers (the writes through its pointers
+    /// could alias `self`).
     #[inline(always)]
     pub(crate) fn write_firsts(&mut self, first: usize, positions: &[u32]) {
-        let mut outputs = ColumnOutputs {
-            input: self.input,
-            slots: self.slots,
-            starts: self.starts,
-        };
-        for (lane, &position) in (first..).zip(positions) {
-            outputs.write(lane, 0, position as usize);
+        match (self.starts, self.slots.indices) {
+            (LaneStarts::Step(steps), IndexWords::U32(words)) => {
+                self.write_stepped_firsts(first, positions, steps, words, |p| p)
+            }
+            (LaneStarts::Step(steps), IndexWords::U64(words)) => {
+                self.write_stepped_firsts(first, positions, steps, words, u64::from)
+            }
+            (LaneStarts::Listed(_), _) => {
+                let mut outputs = ColumnOutputs {
+                    input: self.input,
+                    slots: self.slots,
+                    starts: self.starts,
+                };
+                for (lane, &position) in (first..).zip(positions) {
+                    outputs.write(lane, 0, position as usize);
+                }
+            }
+        }
+    }
+
+    /// [`write_firsts`](Self::write_firsts) for lanes evenly spaced in the outputs, with one index word:
+    /// both addresses a step a lane, where [`write`](Self::write)'s match of the starts and the word,
+    /// and its checks, had cost a short axis more than its selection. Adjacent lanes (steps of 1) are a
+    /// loop of their own, with no multiplies.
+    #[inline(always)]
+    fn write_stepped_firsts<W>(
+        &self,
+        first: usize,
+        positions: &[u32],
+        steps: [isize; 2],
+        indices: NonNull<W>,
+        word: impl Fn(u32) -> W,
+    ) {
+        if steps == [1, 1] {
+            self.write_firsts_by([1, 1], first, positions, indices, word);
+        } else {
+            self.write_firsts_by(steps, first, positions, indices, word);
+        }
+    }
+
+    /// [`write_stepped_firsts`](Self::write_stepped_firsts) with `steps` known where it is inlined.
+    #[inline(always)]
+    fn write_firsts_by<W>(
+        &self,
+        [values_step, indices_step]: [isize; 2],
+        first: usize,
+        positions: &[u32],
+        indices: NonNull<W>,
+        word: impl Fn(u32) -> W,
+    ) {
+        let input = self.input;
+        if self.slots.k == 0 || first >= input.count() || input.len() == 0 {
+            return;
+        }
+        // Positions past the end (no engine reports one) are written as the last rather than checked
+        // one at a time: a branch in these loops keeps them scalar.
+        let last = u32::try_from(input.len() - 1).unwrap_or(u32::MAX);
+        let positions = &positions[..positions.len().min(input.count() - first)];
+        let values = self.slots.values.as_ptr().wrapping_offset(first as isize * values_step);
+        let indices = indices.as_ptr().wrapping_offset(first as isize * indices_step);
+        for (lane, &position) in positions.iter().enumerate() {
+            let position = position.min(last);
+            // SAFETY: first + lane < count (positions were cut to the lanes left) and rank 0 < k, so
+            // `new`'s precondition makes the lane's rank-0 slots, `lane` steps from the first lane's,
+            // writable, and its index word hold the position; position <= last < len for `get`.
+            unsafe {
+                values
+                    .wrapping_offset(lane as isize * values_step)
+                    .write(input.get(first + lane, position as usize));
+                indices
+                    .wrapping_offset(lane as isize * indices_step)
+                    .write(word(position));
+            }
         }
     }
 }

@@ -372,11 +372,8 @@ impl<'a, T: Element> Plan<'a, T> {
             if done == 0 {
                 break;
             }
-            let done = done.min(count);
-            number += done;
-            for _ in 0..done {
-                advance(&mut coord, sizes, axis, &[], &mut []);
-            }
+            number += done.min(count);
+            coord = coordinates(sizes, axis, number);
         }
         number
     }
