@@ -151,6 +151,14 @@ fn select_rows_here<T: Element, E: Entry>(
     };
     let plan = strategy::row(&strategy::capabilities(engine), &facts);
     let mut row = 0;
+    if !plan.ordered && !plan.bisect && plan.then == Row::FirstBest {
+        // Short rows: the plan's checks and match a row had cost more than the row.
+        while let Some((seq, mut emit)) = rows.row(row) {
+            row += 1;
+            emit.one(0, scalar::first_best(&seq, order));
+        }
+        return 0;
+    }
     while let Some((seq, mut emit)) = rows.row(row) {
         row += 1;
         let emit = &mut emit;

@@ -196,8 +196,8 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
     if SIMD_ENGINES && call.columns && has_vectors && (k <= COLUMNS_MAX_K || call.column_buffers) {
         return Walk::Columns;
     }
-    // K = 1 on rows a vector long or more is faster one at a time on the SIMD registers (`first_best`).
-    let first_best = engine.v32.simd && k == 1 && len >= MAX_LANES;
+    // K = 1 is a running best a row (`first_best`), whose rows cost less than a tile's copy.
+    let first_best = engine.v32.simd && k == 1;
     if SIMD_ENGINES
         && has_vectors
         && (2..=TINY).contains(&len)
@@ -251,7 +251,7 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
     let bisect = engine.v32.simd && contiguous && !capped && bisects(data_type, len, k);
     let then = if !capped && counts(data_type, len, k, engine.wide) {
         Row::Count
-    } else if k == 1 && !capped && (engine.scalar || !contiguous) {
+    } else if k == 1 && !capped && (engine.scalar || !contiguous || len < MAX_LANES) {
         // One element at a time, K = 1 needs no candidates: a running best.
         Row::FirstBest
     } else if engine.scalar || !contiguous {
@@ -691,6 +691,8 @@ mod tests {
             ("the scalar engine", SCALAR, rows(I32, 4096, 8), plan(false, Row::Scalar)),
             ("strided rows, K = 1: a running best", AVX2, strided(rows(F32, 4096, 1)), plan(false, Row::FirstBest)),
             ("the scalar engine, K = 1", SCALAR, rows(I32, 4096, 1), plan(false, Row::FirstBest)),
+            ("rows of 8, K = 1: a running best", AVX2, rows(F32, 8, 1), plan(false, Row::FirstBest)),
+            ("rows of 16, K = 1: the vectors", AVX2, rows(F32, 16, 1), filter(Steps { first_best: true, collect_short: true, prefetch_floats: true, ..PLAIN })),
             ("the scalar engine, K = 1 under a cap", SCALAR, capped(rows(F32, 4096, 1)), plan(false, Row::Scalar)),
             ("capped u8: nothing counted", AVX2, capped(rows(U8, 4096, 2048)), plan(false, all)),
         ];
@@ -736,7 +738,7 @@ mod tests {
             ("axis 0, portable", Some(PORTABLE), columns(call(4096, 8, 256)), Walk::Columns),
             ("axis 0, the scalar engine", Some(SCALAR), columns(call(4096, 8, 256)), Walk::Rows),
             ("rows of 8, K = 2", Some(AVX2), call(8, 2, 4096), Walk::Tiles),
-            ("rows of 8, K = 1", Some(AVX2), call(8, 1, 4096), Walk::Tiles),
+            ("rows of 8, K = 1: first_best", Some(AVX2), call(8, 1, 4096), Walk::Rows),
             ("rows of 20, K = 1: first_best", Some(AVX2), call(20, 1, 4096), Walk::Rows),
             ("rows of 20, K = 1, portable", Some(PORTABLE), call(20, 1, 4096), Walk::Tiles),
             ("rows of 33: too long for a tile", Some(AVX2), call(33, 2, 4096), Walk::Rows),
