@@ -151,7 +151,8 @@ fn select_rows_here<T: Element, E: Entry>(
     };
     let plan = strategy::row(&strategy::capabilities(engine), &facts);
     let mut row = 0;
-    if !plan.ordered && !plan.bisect && plan.then == Row::FirstBest {
+    // A constant test too: firmware's rows go through the loop below (658 bytes of flash for a copy).
+    if strategy::SIMD_ENGINES && !plan.ordered && !plan.bisect && plan.then == Row::FirstBest {
         // Short rows: the plan's checks and match a row had cost more than the row.
         while let Some((seq, mut emit)) = rows.row(row) {
             row += 1;
