@@ -302,13 +302,12 @@ impl Layout<MAX_RANK> {
     /// side whole). Returns where `axis` went. An empty layout is left as it is.
     pub(crate) fn merge_dimensions<const N: usize>(
         &mut self,
-        others: [&mut [isize; MAX_RANK]; N],
+        mut others: [&mut [isize; MAX_RANK]; N],
         axis: usize,
     ) -> usize {
         if self.elements() == 0 {
             return axis;
         }
-        let mut others = others;
         // In place from the innermost out: dimension `d` merges into the one kept last, at `kept`, or
         // moves to the slot before it (`d` or later, already read).
         let (mut kept, mut merged_axis) = (MAX_RANK, axis);

@@ -372,8 +372,16 @@ impl<'a, T: Element> Plan<'a, T> {
             if done == 0 {
                 break;
             }
-            number += done.min(count);
-            coord = coordinates(sizes, axis, number);
+            // Within the run, or past its end: one step from its last sequence (a run of a few lanes
+            // paid more for a division a dimension, and a long one for a step a lane).
+            let done = done.min(count);
+            number += done;
+            if done < count {
+                coord[inner] += done;
+            } else {
+                coord[inner] = sizes[inner] - 1;
+                advance(&mut coord, sizes, axis, &[], &mut []);
+            }
         }
         number
     }
