@@ -196,8 +196,8 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
     if SIMD_ENGINES && call.columns && has_vectors && (k <= COLUMNS_MAX_K || call.column_buffers) {
         return Walk::Columns;
     }
-    // K = 1 is a running best a row (`first_best`), whose rows cost less than a tile's copy; but for
-    // 16-bit floats from 6 elements on, whose keys the tile's lanes take 16 to a vector.
+    // K = 1 is a running best a row (`first_best`), whose rows cost less than a tile's copy; but not
+    // for 16-bit floats of 5 elements or more, whose keys the tile's lanes take 16 to a vector.
     let half_float = matches!(call.rows.data_type, DataType::F16 | DataType::Bf16);
     let first_best =
         engine.v32.simd && k == 1 && (len >= MAX_LANES || !half_float || len <= HALF_FLOAT_FIRST_BEST_MAX_LEN);

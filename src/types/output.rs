@@ -459,8 +459,8 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
         if self.slots.k == 0 || first >= input.count() || input.len() == 0 {
             return;
         }
-        // Positions past the end (no engine reports one) are written as the last rather than checked
-        // one at a time: a branch in these loops keeps them scalar.
+        // Positions past the end (no engine reports one) are written as the last: a minimum, where a
+        // check would be a branch a lane.
         let last = u32::try_from(input.len() - 1).unwrap_or(u32::MAX);
         let positions = &positions[..positions.len().min(input.count() - first)];
         let values = self.slots.values.as_ptr().wrapping_offset(first as isize * values_step);
