@@ -6,7 +6,7 @@ use core::marker::PhantomData;
 
 use crate::dispatch::engine::Engine;
 use crate::dispatch::isa::Kernel;
-use crate::dispatch::strategy::{self, ColumnMethod, Row};
+use crate::dispatch::strategy::{self, ColumnMethod, Row, RowPlan};
 use crate::kernels::entry::{Buffer, Entry, needs_wide_entries, packs_in_one_word};
 use crate::kernels::row::{self, Method};
 use crate::kernels::{Isa, bisect, columns, count, ordered, scalar};
@@ -150,61 +150,79 @@ fn select_rows_here<T: Element, E: Entry>(
         capped: first.cap().is_some(),
     };
     let plan = strategy::row(&strategy::capabilities(engine), &facts);
+    // A running best alone (short rows, whose plan checks and match a row had cost more than the row)
+    // with the plan a constant, which folds them away. A constant test too: firmware keeps one loop.
+    const FIRST_BEST: RowPlan = RowPlan {
+        ordered: false,
+        bisect: false,
+        then: Row::FirstBest,
+    };
     let mut row = 0;
-    // A constant test too: firmware's rows go through the loop below (658 bytes of flash for a copy).
-    if strategy::SIMD_ENGINES && !plan.ordered && !plan.bisect && plan.then == Row::FirstBest {
-        // Short rows: the plan's checks and match a row had cost more than the row.
+    if strategy::SIMD_ENGINES && plan == FIRST_BEST {
         while let Some((seq, mut emit)) = rows.row(row) {
             row += 1;
-            emit.one(0, scalar::first_best(&seq, order));
+            select_row(engine, &FIRST_BEST, &seq, k, order, buffer, &mut emit);
         }
-        return 0;
-    }
-    while let Some((seq, mut emit)) = rows.row(row) {
-        row += 1;
-        let emit = &mut emit;
-        // A constant test too: where SIMD engines are not (firmware), the check stays out of the build.
-        if strategy::SIMD_ENGINES
-            && plan.ordered
-            && let Some(row) = seq.contiguous()
-            && ordered::may_be_ordered(row)
-            && engine.run(SelectOrdered {
-                row,
-                k,
-                order,
-                emit: &mut *emit,
-            })
-        {
-            continue;
-        }
-        if plan.bisect
-            && let Some(row) = seq.contiguous()
-            && engine.run(SelectBisected {
-                row,
-                k,
-                order,
-                emit: &mut *emit,
-                entry: PhantomData::<E>,
-            })
-        {
-            continue;
-        }
-        match (plan.then, seq.contiguous()) {
-            (Row::Count, _) => count::select(&seq, k, order, buffer, emit),
-            (Row::FirstBest, _) => emit.one(0, scalar::first_best(&seq, order)),
-            (Row::Vectors(method), Some(row)) if strategy::SIMD_ENGINES => engine.run(SelectRow {
-                row,
-                method: &method,
-                k,
-                order,
-                cap: seq.cap(),
-                buffer: &mut *buffer,
-                emit,
-            }),
-            (Row::Scalar | Row::Vectors(_), _) => scalar::select(&seq, k, order, buffer, emit),
+    } else {
+        while let Some((seq, mut emit)) = rows.row(row) {
+            row += 1;
+            select_row(engine, &plan, &seq, k, order, buffer, &mut emit);
         }
     }
     0
+}
+
+/// One row of [`select_rows_here`] by `plan`.
+#[inline(always)]
+fn select_row<T: Element, E: Entry>(
+    engine: Engine,
+    plan: &RowPlan,
+    seq: &Sequence<'_, T>,
+    k: usize,
+    order: Order,
+    buffer: &mut [E],
+    emit: &mut Emit<'_, T>,
+) {
+    // A constant test too: where SIMD engines are not (firmware), the check stays out of the build.
+    if strategy::SIMD_ENGINES
+        && plan.ordered
+        && let Some(row) = seq.contiguous()
+        && ordered::may_be_ordered(row)
+        && engine.run(SelectOrdered {
+            row,
+            k,
+            order,
+            emit: &mut *emit,
+        })
+    {
+        return;
+    }
+    if plan.bisect
+        && let Some(row) = seq.contiguous()
+        && engine.run(SelectBisected {
+            row,
+            k,
+            order,
+            emit: &mut *emit,
+            entry: PhantomData::<E>,
+        })
+    {
+        return;
+    }
+    match (plan.then, seq.contiguous()) {
+        (Row::Count, _) => count::select(seq, k, order, buffer, emit),
+        (Row::FirstBest, _) => emit.one(0, scalar::first_best(seq, order)),
+        (Row::Vectors(method), Some(row)) if strategy::SIMD_ENGINES => engine.run(SelectRow {
+            row,
+            method: &method,
+            k,
+            order,
+            cap: seq.cap(),
+            buffer,
+            emit,
+        }),
+        (Row::Scalar | Row::Vectors(_), _) => scalar::select(seq, k, order, buffer, emit),
+    }
 }
 
 /// One contiguous row on the engine's vectors ([`row::select`]).

@@ -29,6 +29,7 @@
 //! than K elements, where one sequence at a time reads a cache line per element (4096 x 256 f32 on
 //! axis 0 with K = 50). Scratch: one buffer of `candidates::capacity` entries per lane.
 
+use core::marker::PhantomData;
 use core::mem::size_of;
 
 use crate::kernels::candidates::{Candidates, Sorter, capacity};
@@ -90,29 +91,69 @@ pub(crate) fn first_best_of_columns<T: Element>(
     let position_bits = usize::BITS - (len - 1).leading_zeros();
     let key_bits = <T::Key as Key>::BITS;
     if key_bits + position_bits <= u32::BITS {
-        first_best_by_lanes::<T, u32>(columns, order, position_bits, emit)
+        first_best_by_lanes(
+            columns,
+            Packed::<u32> {
+                order,
+                position_bits,
+                word: PhantomData,
+            },
+            emit,
+        )
     } else if key_bits <= u32::BITS {
-        first_best_by_lanes::<T, u64>(columns, order, position_bits, emit)
-    } else if columns.count() <= FEW_LANES {
-        first_best_apart::<T, FEW_LANES>(columns, order, emit)
+        first_best_by_lanes(
+            columns,
+            Packed::<u64> {
+                order,
+                position_bits,
+                word: PhantomData,
+            },
+            emit,
+        )
     } else {
-        first_best_apart::<T, BEST_LANES>(columns, order, emit)
+        first_best_by_lanes(columns, Apart { order }, emit)
     }
 }
 
-/// A key with its position in the `position_bits` bits below it.
-trait Packed: Copy + Ord {
-    const ZERO: Self;
+/// How each lane of [`first_best_of_columns`] keeps its best: the lane's state is a word of `best`
+/// and one of `at`, arrays the driver owns so that each step is a loop over plain arrays (structure of
+/// arrays, which LLVM vectorises).
+trait RunningBest<T: Element>: Copy {
+    type Word: Copy + Default;
+    /// The lanes' state from row 0.
+    fn start(self, best: &mut [Self::Word], at: &mut [u32], row: &[T]);
+    /// The lanes' state after the row at `position`.
+    fn step(self, best: &mut [Self::Word], at: &mut [u32], position: u32, row: &[T]);
+    /// Each lane's best position into `at`.
+    fn finish(self, best: &[Self::Word], at: &mut [u32]);
+}
+
+/// A key over its position, in the `position_bits` bits below it, in one word `W`: a step is one
+/// unsigned minimum a lane.
+struct Packed<W> {
+    order: Order,
+    position_bits: u32,
+    word: PhantomData<W>,
+}
+
+impl<W> Clone for Packed<W> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<W> Copy for Packed<W> {}
+
+/// A word a key and its position share.
+trait Word: Copy + Ord + Default {
     /// `key` (of at most `BITS - position_bits` bits) over `position`.
     fn pack(key: u64, position_bits: u32, position: u32) -> Self;
     /// The position under the key.
     fn position(self, position_bits: u32) -> u32;
 }
 
-macro_rules! packed {
+macro_rules! words {
     ($($word:ty),*) => {$(
-        impl Packed for $word {
-            const ZERO: Self = 0;
+        impl Word for $word {
             #[inline(always)]
             fn pack(key: u64, position_bits: u32, position: u32) -> Self {
                 ((key as $word) << position_bits) | position as $word
@@ -124,34 +165,83 @@ macro_rules! packed {
         }
     )*};
 }
-packed!(u32, u64);
+words!(u32, u64);
 
-/// [`first_best_packed`] with as many lanes as the run needs.
-#[inline(always)]
-fn first_best_by_lanes<T: Element, W: Packed>(
-    columns: &Columns<'_, T>,
+impl<T: Element, W: Word> RunningBest<T> for Packed<W> {
+    type Word = W;
+    #[inline(always)]
+    fn start(self, best: &mut [W], _: &mut [u32], row: &[T]) {
+        for (best, &x) in best.iter_mut().zip(row) {
+            *best = W::pack(self.order.key(x), self.position_bits, 0);
+        }
+    }
+    #[inline(always)]
+    fn step(self, best: &mut [W], _: &mut [u32], position: u32, row: &[T]) {
+        for (best, &x) in best.iter_mut().zip(row) {
+            *best = (*best).min(W::pack(self.order.key(x), self.position_bits, position));
+        }
+    }
+    #[inline(always)]
+    fn finish(self, best: &[W], at: &mut [u32]) {
+        for (at, best) in at.iter_mut().zip(best) {
+            *at = best.position(self.position_bits);
+        }
+    }
+}
+
+/// Keys too wide to share a word with their position: a lane that improves takes the row's position
+/// as the larger of the two (positions only grow), a maximum rather than a choice, which LLVM would
+/// store lane by lane.
+#[derive(Clone, Copy)]
+struct Apart {
     order: Order,
-    position_bits: u32,
+}
+
+impl<T: Element> RunningBest<T> for Apart {
+    type Word = T::Key;
+    #[inline(always)]
+    fn start(self, best: &mut [T::Key], at: &mut [u32], row: &[T]) {
+        for (best, &x) in best.iter_mut().zip(row) {
+            *best = self.order.narrow_key(x);
+        }
+        at.fill(0);
+    }
+    #[inline(always)]
+    fn step(self, best: &mut [T::Key], at: &mut [u32], position: u32, row: &[T]) {
+        for ((best, at), &x) in best.iter_mut().zip(at.iter_mut()).zip(row) {
+            let x = self.order.narrow_key(x);
+            let better = u32::from(x < *best).wrapping_neg();
+            *best = x.min(*best);
+            *at = (*at).max(position & better);
+        }
+    }
+    #[inline(always)]
+    fn finish(self, _: &[T::Key], _: &mut [u32]) {}
+}
+
+/// [`first_best_in_groups`] with as many lanes as the run needs.
+#[inline(always)]
+fn first_best_by_lanes<T: Element, R: RunningBest<T>>(
+    columns: &Columns<'_, T>,
+    rule: R,
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
     if columns.count() <= FEW_LANES {
-        first_best_packed::<T, W, FEW_LANES>(columns, order, position_bits, emit)
+        first_best_in_groups::<T, R, FEW_LANES>(columns, rule, emit)
     } else {
-        first_best_packed::<T, W, BEST_LANES>(columns, order, position_bits, emit)
+        first_best_in_groups::<T, R, BEST_LANES>(columns, rule, emit)
     }
 }
 
-/// [`first_best_of_columns`] in words `W` of a key over its position, `LANES` sequences at a time.
+/// [`first_best_of_columns`] by `rule`, `LANES` sequences at a time.
 #[inline(always)]
-fn first_best_packed<T: Element, W: Packed, const LANES: usize>(
+fn first_best_in_groups<T: Element, R: RunningBest<T>, const LANES: usize>(
     columns: &Columns<'_, T>,
-    order: Order,
-    position_bits: u32,
+    rule: R,
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
     let (count, len) = (columns.count(), columns.len());
-    let pack = |x: T, position: u32| W::pack(order.key(x), position_bits, position);
-    let mut best = [W::ZERO; LANES];
+    let mut best = [R::Word::default(); LANES];
     let mut at = [0u32; LANES];
     let mut first = 0;
     while first < count {
@@ -160,62 +250,14 @@ fn first_best_packed<T: Element, W: Packed, const LANES: usize>(
         let Some(row) = columns.lanes(0, first, lanes) else {
             return first;
         };
-        for (best, &x) in best.iter_mut().zip(row) {
-            *best = pack(x, 0);
-        }
+        rule.start(best, at, row);
         for position in 1..len {
             let Some(row) = columns.lanes(position, first, lanes) else {
                 return first;
             };
-            for (best, &x) in best.iter_mut().zip(row) {
-                *best = (*best).min(pack(x, position as u32));
-            }
+            rule.step(best, at, position as u32, row);
         }
-        for (at, best) in at.iter_mut().zip(best.iter()) {
-            *at = best.position(position_bits);
-        }
-        emit.write_firsts(first, at);
-        first += lanes;
-    }
-    count
-}
-
-/// [`first_best_of_columns`] for keys too wide to share a word with their position, `LANES` sequences
-/// at a time: a lane that improves takes the row's position as the larger of the two (positions only
-/// grow), a maximum rather than a choice, which LLVM would store lane by lane.
-#[inline(always)]
-fn first_best_apart<T: Element, const LANES: usize>(
-    columns: &Columns<'_, T>,
-    order: Order,
-    emit: &mut ColumnOutputs<'_, T>,
-) -> usize {
-    let (count, len) = (columns.count(), columns.len());
-    let key = |x: T| order.narrow_key(x);
-    let mut best = [<T::Key as Key>::narrow(0); LANES];
-    let mut at = [0u32; LANES];
-    let mut first = 0;
-    while first < count {
-        let lanes = (count - first).min(LANES);
-        let (best, at) = (&mut best[..lanes], &mut at[..lanes]);
-        let Some(row) = columns.lanes(0, first, lanes) else {
-            return first;
-        };
-        for (best, &x) in best.iter_mut().zip(row) {
-            *best = key(x);
-        }
-        at.fill(0);
-        for position in 1..len {
-            let Some(row) = columns.lanes(position, first, lanes) else {
-                return first;
-            };
-            let position = position as u32;
-            for ((best, at), &x) in best.iter_mut().zip(at.iter_mut()).zip(row) {
-                let x = key(x);
-                let better = u32::from(x < *best).wrapping_neg();
-                *best = x.min(*best);
-                *at = (*at).max(position & better);
-            }
-        }
+        rule.finish(best, at);
         emit.write_firsts(first, at);
         first += lanes;
     }

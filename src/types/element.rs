@@ -51,7 +51,7 @@ pub(crate) const SIGNED_KEY: u8 = 1;
 pub(crate) const FLOAT_KEY: u8 = 2;
 
 /// An unsigned key: `u8`, `u16`, `u32` or `u64`.
-pub trait Key: Copy + Ord + Send + Sync + 'static + sealed::Sealed {
+pub trait Key: Copy + Ord + Default + Send + Sync + 'static + sealed::Sealed {
     /// Width in bits.
     const BITS: u32;
     /// The key widened to 64 bits.

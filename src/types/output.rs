@@ -406,11 +406,18 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
     #[inline(always)]
     pub(crate) fn write_firsts(&mut self, first: usize, positions: &[u32]) {
         match (self.starts, self.slots.indices) {
+            // Adjacent lanes: steps of 1 known where inlined, a loop with no multiplies.
+            (LaneStarts::Step([1, 1]), IndexWords::U32(words)) => {
+                self.write_firsts_by([1, 1], first, positions, words, |p| p)
+            }
+            (LaneStarts::Step([1, 1]), IndexWords::U64(words)) => {
+                self.write_firsts_by([1, 1], first, positions, words, u64::from)
+            }
             (LaneStarts::Step(steps), IndexWords::U32(words)) => {
-                self.write_stepped_firsts(first, positions, steps, words, |p| p)
+                self.write_firsts_by(steps, first, positions, words, |p| p)
             }
             (LaneStarts::Step(steps), IndexWords::U64(words)) => {
-                self.write_stepped_firsts(first, positions, steps, words, u64::from)
+                self.write_firsts_by(steps, first, positions, words, u64::from)
             }
             (LaneStarts::Listed(_), _) => {
                 let mut outputs = ColumnOutputs {
@@ -427,25 +434,7 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
 
     /// [`write_firsts`](Self::write_firsts) for lanes evenly spaced in the outputs, with one index word:
     /// both addresses a step a lane, where [`write`](Self::write)'s match of the starts and the word,
-    /// and its checks, had cost a short axis more than its selection. Adjacent lanes (steps of 1) are a
-    /// loop of their own, with no multiplies.
-    #[inline(always)]
-    fn write_stepped_firsts<W>(
-        &self,
-        first: usize,
-        positions: &[u32],
-        steps: [isize; 2],
-        indices: NonNull<W>,
-        word: impl Fn(u32) -> W,
-    ) {
-        if steps == [1, 1] {
-            self.write_firsts_by([1, 1], first, positions, indices, word);
-        } else {
-            self.write_firsts_by(steps, first, positions, indices, word);
-        }
-    }
-
-    /// [`write_stepped_firsts`](Self::write_stepped_firsts) with `steps` known where it is inlined.
+    /// and its checks, had cost a short axis more than its selection.
     #[inline(always)]
     fn write_firsts_by<W>(
         &self,
