@@ -81,7 +81,7 @@
 //! [`TopK::scratch_len`] and [`untyped::scratch_len`]) is the one way to size the scratch for the
 //! fastest path, several times faster there than one sequence at a time.
 //! Stack: a few KiB in an optimised build (a non-last axis with K ≤ 16 keeps each SIMD lane's best K
-//! in 8 or 16 slots of vectors, for up to 16 groups of lanes at once, 8 KiB at most, with K > 16 the
+//! in 2 to 16 slots of vectors, for up to 16 groups of lanes at once, 8 KiB at most, with K > 16 the
 //! state of 16 candidate buffers, 1 KiB; rows of up to 32 are read from a tile of 16 of them, 4 KiB
 //! at most; counting 16-bit keys keeps 4 KiB of counters; the AVX-512 sorting network
 //! holds up to 16 vectors and short rows collect up to 64 entries, or with K > 16 take 4 KiB of

@@ -10,7 +10,7 @@
 //!     for each group g: x = row j's vector of g
 //!         if j < K or any lane of x passes limit[g]: insert keys(x) at j into every lane of g    // branch-free
 //! ```
-//! The lanes' best K sit in the last K of `S` slots (8 or 16), the slots before them hold key 0 and
+//! The lanes' best K sit in the last K of `S` slots (2, 4, 8 or 16), the slots before them hold key 0 and
 //! never move, so the threshold is always the last slot. A non-last axis costs one vector compare per
 //! `LANES` elements, reading memory in order, and one `S`-step vector insertion when some lane's
 //! threshold falls, instead of one strided (cache-missing) walk per sequence, or a scalar insertion per
@@ -281,7 +281,8 @@ fn columns_by_kind<V: Vector, S: Sorter, T: Element>(
     }
 }
 
-/// [`columns_in_slots`] with as few slots as K needs (8 or 16), or [`columns_in_buffers`] above 16.
+/// [`columns_in_slots`] with as few slots as K needs (2, 4, 8 or 16: an insertion takes `S` steps, and
+/// on short axes nearly every row inserts), or [`columns_in_buffers`] above 16.
 #[inline(always)]
 fn columns_by_k<V: Vector, S: Sorter, T: Element, const FORM: u8>(
     columns: &Columns<'_, T>,
@@ -291,6 +292,12 @@ fn columns_by_k<V: Vector, S: Sorter, T: Element, const FORM: u8>(
     buffer: Buffer<'_>,
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
+    if k <= 2 {
+        return columns_in_slots::<V, T, FORM, 2>(columns, k, order, map, emit);
+    }
+    if k <= 4 {
+        return columns_in_slots::<V, T, FORM, 4>(columns, k, order, map, emit);
+    }
     if k <= HALF_K {
         return columns_in_slots::<V, T, FORM, HALF_K>(columns, k, order, map, emit);
     }
