@@ -554,6 +554,50 @@ fn k_1_along_short_non_last_axes_keeps_the_first_best() {
     }
 }
 
+/// Narrow inner extents beside a short axis: the runs of neighbours along the dimension outside are
+/// taken in one call, whole runs, and a call that starts or ends inside a run (sequence ranges cut
+/// anywhere) takes its part; every backend agrees with the reference.
+#[test]
+fn runs_of_narrow_inner_extents_in_one_call() {
+    let mut rng = Rng::new(65);
+    for (n, inner) in [(2usize, 1usize), (2, 3), (3, 8), (2, 9), (5, 16), (4, 17), (33, 8)] {
+        let shape = [3, 7, n, inner];
+        let bytes: Vec<u8> = (0..shape.iter().product::<usize>()).map(|i| ((i * 7919) % 5) as u8).collect();
+        let floats: Vec<f32> = random_values(&mut rng, shape.iter().product());
+        for k in [1, 2, 4, 17].into_iter().filter(|&k| k <= n) {
+            for direction in [Decreasing, Increasing] {
+                select(View::contiguous(&bytes, shape).unwrap(), 2, k, direction);
+                let input = View::contiguous(&floats, shape).unwrap();
+                select(input, 2, k, direction);
+                // The same through sequence ranges of 1, 2, 3, ... sequences.
+                let expected = oracle(&input, 2, k, direction);
+                let outputs = [3, 7, k, inner];
+                let (mut values, mut indices) = (vec![f32::NAN; 21 * k * inner], vec![u32::MAX; 21 * k * inner]);
+                let mut plan = TopK::new(Request {
+                    input,
+                    axis: 2,
+                    k,
+                    direction,
+                    values: ViewMut::contiguous(&mut values, outputs).unwrap(),
+                    indices: ViewMut::contiguous(&mut indices, outputs).unwrap(),
+                })
+                .unwrap();
+                let mut scratch = vec![0; plan.scratch_len()];
+                let (mut start, mut size) = (0, 1);
+                while start < plan.sequences() {
+                    let end = (start + size).min(plan.sequences());
+                    plan.run_sequences(start..end, Backend::Auto, &mut scratch).unwrap();
+                    (start, size) = (end, size + 1);
+                }
+                drop(plan);
+                let context = format!("{shape:?} k {k} {direction:?}");
+                assert_eq!(bits(&values), expected.values, "{context}");
+                assert_eq!(indices.iter().map(|&i| i as i128).collect::<Vec<_>>(), expected.indices, "{context}");
+            }
+        }
+    }
+}
+
 #[test]
 fn broadcast_input_is_all_ties() {
     let x = [4.5f64];

@@ -63,8 +63,10 @@ pub(crate) fn select_in_words<T: Element>(
     }
 }
 
-/// Takes the first `done` sequences of `columns` (one per lane, each taken whole or not at all: `done` is
-/// 0 or a multiple of the engine's lane count) and writes each one's first `k` to `emit`; `k >= 1`.
+/// Takes the first `done` sequences of `columns` (one per lane, each taken whole or not at all: in each
+/// run, all of it, none, or a multiple of the engine's lane count), and of the runs after it where
+/// `emit` is [`repeated`](ColumnOutputs::repeated), up to the first run not taken whole, and writes each
+/// one's first `k` to `emit`; `k >= 1`.
 /// K above [`COLUMNS_MAX_K`](super::strategy::COLUMNS_MAX_K) needs a candidate buffer per lane in `buffer` (see
 /// `TopK::scratch_len`): with fewer, nothing is taken.
 #[inline]
@@ -297,17 +299,29 @@ struct SelectColumns<'x, 'a, 'b, 'e, T> {
 
 impl<T: Element> Kernel for SelectColumns<'_, '_, '_, '_, T> {
     type Output = usize;
+    /// Each run of the outputs in turn, up to the first not taken whole.
     #[inline(always)]
-    fn run<I: Isa>(self) -> usize {
-        match strategy::columns(self.k, self.columns.len()) {
-            ColumnMethod::FirstBest => columns::first_best_of_columns(self.columns, self.order, self.emit),
-            ColumnMethod::Slots => columns::select_columns::<I::V32, I::V64, I::Sorter, T>(
-                self.columns,
-                self.k,
-                self.order,
-                self.buffer,
-                self.emit,
-            ),
+    fn run<I: Isa>(mut self) -> usize {
+        let method = strategy::columns(self.k, self.columns.len());
+        let mut done = 0;
+        let mut run = 0;
+        while let Some((columns, mut emit)) = self.emit.run(run) {
+            run += 1;
+            let taken = match method {
+                ColumnMethod::FirstBest => columns::first_best_of_columns(&columns, self.order, &mut emit),
+                ColumnMethod::Slots => columns::select_columns::<I::V32, I::V64, I::Sorter, T>(
+                    &columns,
+                    self.k,
+                    self.order,
+                    self.buffer.reborrow(),
+                    &mut emit,
+                ),
+            };
+            done += taken;
+            if taken < columns.count() {
+                break;
+            }
         }
+        done
     }
 }

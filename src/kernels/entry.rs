@@ -37,6 +37,17 @@ pub(crate) enum Buffer<'a> {
     Wide(&'a mut [[u64; 2]]),
 }
 
+impl Buffer<'_> {
+    /// The same buffer, borrowed for a shorter while.
+    #[inline(always)]
+    pub(crate) fn reborrow(&mut self) -> Buffer<'_> {
+        match self {
+            Buffer::Packed(words) => Buffer::Packed(words),
+            Buffer::Wide(pairs) => Buffer::Wide(pairs),
+        }
+    }
+}
+
 impl Entry for u64 {
     const LAST: Self = u64::MAX;
     #[inline(always)]

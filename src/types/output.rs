@@ -345,11 +345,16 @@ impl<T: Copy> Outputs<'_, T> {
 
 /// The outputs of neighbouring sequences read side by side, written by the engine that selects them:
 /// lane `l`'s rank `r` at its start plus `r` steps, rather than an indirect call of a callback for
-/// each element (`axis0_4096x256_k8`).
+/// each element (`axis0_4096x256_k8`). They may be the first of `runs` such runs, evenly spaced: one
+/// engine call for all of them, where a run of a few lanes each (a narrow inner extent) had paid a
+/// walk step and an engine's entry a run.
 pub(crate) struct ColumnOutputs<'a, T> {
     input: Columns<'a, T>,
     slots: Slots<T>,
     starts: LaneStarts<'a>,
+    runs: usize,
+    /// From one run to the next: input elements, values, index words.
+    run_steps: [isize; 3],
 }
 
 /// Where each lane's outputs start, from the pointers [`ColumnOutputs`] holds: (values, indices).
@@ -371,7 +376,47 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
     /// slots point at.
     #[inline(always)]
     pub(crate) unsafe fn new(input: Columns<'a, T>, slots: Slots<T>, starts: LaneStarts<'a>) -> Self {
-        ColumnOutputs { input, slots, starts }
+        ColumnOutputs {
+            input,
+            slots,
+            starts,
+            runs: 1,
+            run_steps: [0; 3],
+        }
+    }
+
+    /// These outputs as the first of `runs` runs, run `r`'s input and slots `r` times `steps` (input
+    /// elements, values, index words) on.
+    ///
+    /// # Safety
+    /// For every `r < runs`, the input and slots moved `r` steps meet [`new`](Self::new)'s precondition
+    /// with these starts, and no two runs share a slot.
+    #[inline(always)]
+    pub(crate) unsafe fn repeated(self, runs: usize, steps: [isize; 3]) -> Self {
+        ColumnOutputs {
+            runs,
+            run_steps: steps,
+            ..self
+        }
+    }
+
+    /// Run `run`'s sequences and outputs (`None` from `runs` on), as one run.
+    #[inline(always)]
+    pub(crate) fn run(&self, run: usize) -> Option<(Columns<'a, T>, Self)> {
+        if run >= self.runs {
+            return None;
+        }
+        let [input, values, indices] = self.run_steps.map(|step| run as isize * step);
+        // SAFETY: run < runs: `repeated`'s precondition (run 0 is the outputs themselves).
+        let (input, slots) = unsafe { (self.input.moved(input), self.slots.moved([values, indices])) };
+        let outputs = ColumnOutputs {
+            input,
+            slots,
+            starts: self.starts,
+            runs: 1,
+            run_steps: [0; 3],
+        };
+        Some((input, outputs))
     }
 
     /// Writes lane `lane`'s element at `position` as its rank `rank`; nothing where one of them is out of
@@ -420,11 +465,7 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
                 self.write_firsts_by(steps, first, positions, words, u64::from)
             }
             (LaneStarts::Listed(_), _) => {
-                let mut outputs = ColumnOutputs {
-                    input: self.input,
-                    slots: self.slots,
-                    starts: self.starts,
-                };
+                let mut outputs = ColumnOutputs { ..*self };
                 for (lane, &position) in (first..).zip(positions) {
                     outputs.write(lane, 0, position as usize);
                 }

@@ -163,6 +163,19 @@ impl<'a, T: Copy> Columns<'a, T> {
         Columns { first, count }
     }
 
+    /// The same sequences moved `by` elements on.
+    ///
+    /// # Safety
+    /// The moved sequences meet [`new`](Self::new)'s precondition.
+    #[inline(always)]
+    pub(crate) unsafe fn moved(&self, by: isize) -> Self {
+        Columns {
+            // SAFETY: the caller's.
+            first: unsafe { self.first.moved(by) },
+            count: self.count,
+        }
+    }
+
     /// Number of sequences.
     #[inline(always)]
     pub(crate) fn count(&self) -> usize {

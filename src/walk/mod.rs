@@ -348,10 +348,24 @@ impl<'a, T: Element> Plan<'a, T> {
         let sizes = &self.input.layout().sizes;
         let order = self.direction.order::<T::Key>();
         let (values_lane, indices_lane) = (self.values.strides[inner], self.indices.strides[inner]);
+        // Whole runs follow one another along the next dimension out: one call takes as many as that
+        // dimension has left.
+        let outer = (0..inner).rev().find(|&d| d != axis && sizes[d] > 1);
+        let run_steps = outer.map_or([0; 3], |d| {
+            [
+                self.input.layout().strides[d],
+                self.values.strides[d],
+                self.indices.strides[d],
+            ]
+        });
         let mut number = sequences.start;
         let mut coord = coordinates(sizes, axis, number);
         while number < sequences.end {
             let count = (sizes[inner] - coord[inner]).min(sequences.end - number);
+            let runs = match outer {
+                Some(d) if count == sizes[inner] => (sizes[d] - coord[d]).min((sequences.end - number) / count),
+                _ => 1,
+            };
             let [start, values_start, indices_start] = self.addresses(&coord);
             // SAFETY: `start` is the address of `coord`, which has 0 on the axis; moved lane < count along
             // the innermost dimension (input stride 1, see `columns_dimension`) it stays a coordinate, as
@@ -360,13 +374,17 @@ impl<'a, T: Element> Plan<'a, T> {
             // SAFETY: `coord` moved `lane < count` along the innermost dimension is still a coordinate
             // (count <= sizes[inner] - coord[inner]) with 0 on the axis, and moved rank < k along the axis
             // too, so the outputs' addresses from those of `coord` were validated; this plan alone writes
-            // them. The index type holds every position of a sequence.
+            // them. The index type holds every position of a sequence. Runs past the first are whole
+            // (coord[inner] == 0) and move `coord` r < runs <= sizes[outer] - coord[outer] along the
+            // next dimension out, the sequences `number + r · count + lane`, below `sequences.end`
+            // (runs · count <= sequences.end - number): coordinates too, each its own slots.
             let mut emit = unsafe {
                 ColumnOutputs::new(
                     columns,
                     self.slots_from([values_start, indices_start]),
                     LaneStarts::Step([values_lane, indices_lane]),
                 )
+                .repeated(runs, run_steps)
             };
             let done = select(&columns, self.k, order, &mut emit);
             if done == 0 {
@@ -374,13 +392,18 @@ impl<'a, T: Element> Plan<'a, T> {
             }
             // Within the run, or past its end: one step from its last sequence (a run of a few lanes
             // paid more for a division a dimension, and a long one for a step a lane).
-            let done = done.min(count);
+            let done = done.min(count * runs);
             number += done;
             if done < count {
                 coord[inner] += done;
-            } else {
+            } else if done == count * runs {
                 coord[inner] = sizes[inner] - 1;
+                if let Some(d) = outer {
+                    coord[d] += runs - 1;
+                }
                 advance(&mut coord, sizes, axis, &[], &mut []);
+            } else {
+                coord = coordinates(sizes, axis, number);
             }
         }
         number
