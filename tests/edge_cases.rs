@@ -562,7 +562,9 @@ fn runs_of_narrow_inner_extents_in_one_call() {
     let mut rng = Rng::new(65);
     for (n, inner) in [(2usize, 1usize), (2, 3), (3, 8), (2, 9), (5, 16), (4, 17), (33, 8)] {
         let shape = [3, 7, n, inner];
-        let bytes: Vec<u8> = (0..shape.iter().product::<usize>()).map(|i| ((i * 7919) % 5) as u8).collect();
+        let bytes: Vec<u8> = (0..shape.iter().product::<usize>())
+            .map(|i| ((i * 7919) % 5) as u8)
+            .collect();
         let floats: Vec<f32> = random_values(&mut rng, shape.iter().product());
         for k in [1, 2, 4, 17].into_iter().filter(|&k| k <= n) {
             for direction in [Decreasing, Increasing] {
@@ -589,10 +591,13 @@ fn runs_of_narrow_inner_extents_in_one_call() {
                     plan.run_sequences(start..end, Backend::Auto, &mut scratch).unwrap();
                     (start, size) = (end, size + 1);
                 }
-                drop(plan);
                 let context = format!("{shape:?} k {k} {direction:?}");
                 assert_eq!(bits(&values), expected.values, "{context}");
-                assert_eq!(indices.iter().map(|&i| i as i128).collect::<Vec<_>>(), expected.indices, "{context}");
+                assert_eq!(
+                    indices.iter().map(|&i| i as i128).collect::<Vec<_>>(),
+                    expected.indices,
+                    "{context}"
+                );
             }
         }
     }
