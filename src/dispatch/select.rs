@@ -13,7 +13,7 @@ use crate::kernels::{Isa, bisect, columns, count, ordered, scalar};
 use crate::types::element::Order;
 use crate::types::element::{Element, Key};
 use crate::types::output::{ColumnOutputs, Emit, Job, Rows};
-use crate::types::sequence::{Columns, Sequence};
+use crate::types::sequence::Sequence;
 
 #[cfg(simd)]
 use crate::types::output::AnyJob;
@@ -63,8 +63,8 @@ pub(crate) fn select_in_words<T: Element>(
     }
 }
 
-/// Takes the first `done` sequences of `columns` (one per lane, each taken whole or not at all: in each
-/// run, all of it, none, or a multiple of the engine's lane count), and of the runs after it where
+/// Takes the first `done` sequences of `emit`'s input (one per lane, each taken whole or not at all: in
+/// each run, all of it, none, or a multiple of the engine's lane count), and of the runs after it where
 /// `emit` is [`repeated`](ColumnOutputs::repeated), up to the first run not taken whole, and writes each
 /// one's first `k` to `emit`; `k >= 1`.
 /// K above [`COLUMNS_MAX_K`](super::strategy::COLUMNS_MAX_K) needs a candidate buffer per lane in `buffer` (see
@@ -72,13 +72,12 @@ pub(crate) fn select_in_words<T: Element>(
 #[inline]
 pub(crate) fn select_columns<T: Element>(
     engine: Engine,
-    columns: &Columns<'_, T>,
     k: usize,
     order: Order,
     buffer: Buffer<'_>,
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
-    run(engine, Job::Columns(columns, emit), k, order, buffer)
+    run(engine, Job::Columns(emit), k, order, buffer)
 }
 
 /// Runs `job`: where SIMD engines are compiled, through [`run_any`], not generic over the value type
@@ -122,16 +121,10 @@ fn run_typed<T: Element>(engine: Engine, job: Job<'_, '_, '_, T>, k: usize, orde
     match (job, buffer) {
         (Job::Rows(rows), Buffer::Packed(words)) => select_rows_here(engine, rows, k, order, words),
         (Job::Rows(rows), Buffer::Wide(pairs)) => select_rows_here(engine, rows, k, order, pairs),
-        (Job::Columns(columns, emit), buffer) if strategy::SIMD_ENGINES && engine.has_vectors() => {
-            engine.run(SelectColumns {
-                columns,
-                k,
-                order,
-                buffer,
-                emit,
-            })
+        (Job::Columns(emit), buffer) if strategy::SIMD_ENGINES && engine.has_vectors() => {
+            engine.run(SelectColumns { k, order, buffer, emit })
         }
-        (Job::Columns(..), _) => 0,
+        (Job::Columns(_), _) => 0,
     }
 }
 
@@ -289,39 +282,38 @@ impl<T: Element, E: Entry> Kernel for SelectBisected<'_, '_, '_, T, E> {
 }
 
 /// Neighbouring sequences side by side ([`columns::select_columns`]): how many were taken.
-struct SelectColumns<'x, 'a, 'b, 'e, T> {
-    columns: &'x Columns<'a, T>,
+struct SelectColumns<'x, 'b, 'e, T> {
     k: usize,
     order: Order,
     buffer: Buffer<'b>,
     emit: &'x mut ColumnOutputs<'e, T>,
 }
 
-impl<T: Element> Kernel for SelectColumns<'_, '_, '_, '_, T> {
+impl<T: Element> Kernel for SelectColumns<'_, '_, '_, T> {
     type Output = usize;
-    /// Each run of the outputs in turn, up to the first not taken whole.
     #[inline(always)]
     fn run<I: Isa>(mut self) -> usize {
-        let method = strategy::columns(self.k, self.columns.len());
-        let mut done = 0;
-        let mut run = 0;
-        while let Some((columns, mut emit)) = self.emit.run(run) {
-            run += 1;
-            let taken = match method {
-                ColumnMethod::FirstBest => columns::first_best_of_columns(&columns, self.order, &mut emit),
-                ColumnMethod::Slots => columns::select_columns::<I::V32, I::V64, I::Sorter, T>(
-                    &columns,
-                    self.k,
-                    self.order,
-                    self.buffer.reborrow(),
-                    &mut emit,
-                ),
-            };
-            done += taken;
-            if taken < columns.count() {
-                break;
+        match strategy::columns(self.k, self.emit.input().len()) {
+            ColumnMethod::FirstBest => columns::first_best_of_columns(self.order, self.emit),
+            ColumnMethod::Slots => {
+                // Each run in turn, up to the first not taken whole.
+                let mut done = 0;
+                let mut run = 0;
+                while let Some(mut emit) = self.emit.run(run) {
+                    run += 1;
+                    let taken = columns::select_columns::<I::V32, I::V64, I::Sorter, T>(
+                        self.k,
+                        self.order,
+                        self.buffer.reborrow(),
+                        &mut emit,
+                    );
+                    done += taken;
+                    if taken < emit.input().count() {
+                        break;
+                    }
+                }
+                done
             }
         }
-        done
     }
 }

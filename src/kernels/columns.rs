@@ -43,23 +43,23 @@ use crate::types::sequence::Columns;
 use super::filter::{HALF_K, SMALL_K};
 use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, float_limits, keys};
 
-/// Reads neighbouring sequences of `side` side by side, one per lane, and writes each one's first K to
-/// `emit` (`write(lane, rank, position)`). Returns the sequences taken: a multiple of `V::LANES` (one
-/// group of lanes, or with K <= 16 as many groups as fit), or 0 (nothing written) when `side` has fewer
-/// than `V::LANES`, positions do not fit the lanes, or K is above 16 and `buffer` holds fewer than
-/// `V::LANES` candidate buffers (`candidates::capacity` entries each).
+/// Reads the neighbouring sequences `emit` is for (one run) side by side, one per lane, and writes each
+/// one's first K to `emit` (`write(lane, rank, position)`). Returns the sequences taken: a multiple of
+/// `V::LANES` (one group of lanes, or with K <= 16 as many groups as fit), or 0 (nothing written) when
+/// there are fewer than `V::LANES`, positions do not fit the lanes, or K is above 16 and `buffer` holds
+/// fewer than `V::LANES` candidate buffers (`candidates::capacity` entries each).
 #[inline(always)]
 pub(crate) fn select_columns<V32: Vector, V64: Vector, S: Sorter, T: Element>(
-    columns: &Columns<'_, T>,
     k: usize,
     order: Order,
     buffer: Buffer<'_>,
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
+    let columns = *emit.input();
     if const { size_of::<T>() == 8 } {
-        columns_by_kind::<V64, S, T>(columns, k, order, buffer, emit)
+        columns_by_kind::<V64, S, T>(&columns, k, order, buffer, emit)
     } else {
-        columns_by_kind::<V32, S, T>(columns, k, order, buffer, emit)
+        columns_by_kind::<V32, S, T>(&columns, k, order, buffer, emit)
     }
 }
 
@@ -72,19 +72,15 @@ const BEST_LANES: usize = 256;
 /// non-last axes, `benches/sweep.py --set short`).
 const FEW_LANES: usize = 16;
 
-/// K = 1 of every sequence of `columns`: the first of the best of each, found by one pass over the rows
-/// in memory order. Each lane keeps its best key with its position below it in one word, so that the
+/// K = 1 of every sequence `emit` is for, in each of its runs: the first of the best of each, found by
+/// one pass over the rows in memory order. Each lane keeps its best key with its position below it in one word, so that the
 /// smallest word is the best key's first position and a lane's step is one unsigned minimum: plain
 /// code, which the engine's target features vectorise, with no per-row setup and no slots, which short
 /// axes pay most for. 64-bit keys keep key and position apart. Returns the sequences taken: all of
 /// them, or 0 where positions do not fit 32 bits.
 #[inline(always)]
-pub(crate) fn first_best_of_columns<T: Element>(
-    columns: &Columns<'_, T>,
-    order: Order,
-    emit: &mut ColumnOutputs<'_, T>,
-) -> usize {
-    let len = columns.len();
+pub(crate) fn first_best_of_columns<T: Element>(order: Order, emit: &mut ColumnOutputs<'_, T>) -> usize {
+    let len = emit.input().len();
     if len == 0 || u32::try_from(len).is_err() {
         return 0;
     }
@@ -92,7 +88,6 @@ pub(crate) fn first_best_of_columns<T: Element>(
     let key_bits = <T::Key as Key>::BITS;
     if key_bits + position_bits <= u32::BITS {
         first_best_by_lanes(
-            columns,
             Packed::<u32> {
                 order,
                 position_bits,
@@ -102,7 +97,6 @@ pub(crate) fn first_best_of_columns<T: Element>(
         )
     } else if key_bits <= u32::BITS {
         first_best_by_lanes(
-            columns,
             Packed::<u64> {
                 order,
                 position_bits,
@@ -111,37 +105,33 @@ pub(crate) fn first_best_of_columns<T: Element>(
             emit,
         )
     } else {
-        first_best_by_lanes(columns, Apart { order }, emit)
+        first_best_by_lanes(Apart { order }, emit)
     }
 }
 
 /// How each lane of [`first_best_of_columns`] keeps its best: the lane's state is a word of `best`
 /// and one of `at`, arrays the driver owns so that each step is a loop over plain arrays (structure of
-/// arrays, which LLVM vectorises).
+/// arrays, which LLVM vectorises). A step reads one pair of arrays and writes the other whole: a lane
+/// that keeps its state in place would be a conditional store, which LLVM makes a masked store
+/// (`vpmaskmov`, microcoded on AMD, and a stall for the next row's load).
 trait RunningBest<T: Element>: Copy {
     type Word: Copy + Default;
     /// The lanes' state from row 0.
     fn start(self, best: &mut [Self::Word], at: &mut [u32], row: &[T]);
-    /// The lanes' state after the row at `position`.
-    fn step(self, best: &mut [Self::Word], at: &mut [u32], position: u32, row: &[T]);
+    /// The lanes' state after the row at `position`, from `was` into `best` and `at`.
+    fn step(self, was: (&[Self::Word], &[u32]), best: &mut [Self::Word], at: &mut [u32], position: u32, row: &[T]);
     /// Each lane's best position into `at`.
     fn finish(self, best: &[Self::Word], at: &mut [u32]);
 }
 
 /// A key over its position, in the `position_bits` bits below it, in one word `W`: a step is one
 /// unsigned minimum a lane.
+#[derive(Clone, Copy)]
 struct Packed<W> {
     order: Order,
     position_bits: u32,
     word: PhantomData<W>,
 }
-
-impl<W> Clone for Packed<W> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<W> Copy for Packed<W> {}
 
 /// A word a key and its position share.
 trait Word: Copy + Ord + Default {
@@ -176,9 +166,9 @@ impl<T: Element, W: Word> RunningBest<T> for Packed<W> {
         }
     }
     #[inline(always)]
-    fn step(self, best: &mut [W], _: &mut [u32], position: u32, row: &[T]) {
-        for (best, &x) in best.iter_mut().zip(row) {
-            *best = (*best).min(W::pack(self.order.key(x), self.position_bits, position));
+    fn step(self, (was, _): (&[W], &[u32]), best: &mut [W], _: &mut [u32], position: u32, row: &[T]) {
+        for ((best, &was), &x) in best.iter_mut().zip(was).zip(row) {
+            *best = was.min(W::pack(self.order.key(x), self.position_bits, position));
         }
     }
     #[inline(always)]
@@ -207,12 +197,13 @@ impl<T: Element> RunningBest<T> for Apart {
         at.fill(0);
     }
     #[inline(always)]
-    fn step(self, best: &mut [T::Key], at: &mut [u32], position: u32, row: &[T]) {
-        for ((best, at), &x) in best.iter_mut().zip(at.iter_mut()).zip(row) {
+    fn step(self, (was, was_at): (&[T::Key], &[u32]), best: &mut [T::Key], at: &mut [u32], position: u32, row: &[T]) {
+        let was = was.iter().zip(was_at);
+        for (((best, at), (&was, &was_at)), &x) in best.iter_mut().zip(at.iter_mut()).zip(was).zip(row) {
             let x = self.order.narrow_key(x);
-            let better = u32::from(x < *best).wrapping_neg();
-            *best = x.min(*best);
-            *at = (*at).max(position & better);
+            let better = u32::from(x < was).wrapping_neg();
+            *best = x.min(was);
+            *at = was_at.max(position & better);
         }
     }
     #[inline(always)]
@@ -221,47 +212,53 @@ impl<T: Element> RunningBest<T> for Apart {
 
 /// [`first_best_in_groups`] with as many lanes as the run needs.
 #[inline(always)]
-fn first_best_by_lanes<T: Element, R: RunningBest<T>>(
-    columns: &Columns<'_, T>,
-    rule: R,
-    emit: &mut ColumnOutputs<'_, T>,
-) -> usize {
-    if columns.count() <= FEW_LANES {
-        first_best_in_groups::<T, R, FEW_LANES>(columns, rule, emit)
+fn first_best_by_lanes<T: Element, R: RunningBest<T>>(rule: R, emit: &mut ColumnOutputs<'_, T>) -> usize {
+    if emit.input().count() <= FEW_LANES {
+        first_best_in_groups::<T, R, FEW_LANES>(rule, emit)
     } else {
-        first_best_in_groups::<T, R, BEST_LANES>(columns, rule, emit)
+        first_best_in_groups::<T, R, BEST_LANES>(rule, emit)
     }
 }
 
-/// [`first_best_of_columns`] by `rule`, `LANES` sequences at a time.
+/// [`first_best_of_columns`] by `rule`, `LANES` sequences at a time, each run in turn with the same
+/// lanes' arrays (set up once a call, where a run may be a few lanes long).
 #[inline(always)]
 fn first_best_in_groups<T: Element, R: RunningBest<T>, const LANES: usize>(
-    columns: &Columns<'_, T>,
     rule: R,
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
-    let (count, len) = (columns.count(), columns.len());
-    let mut best = [R::Word::default(); LANES];
-    let mut at = [0u32; LANES];
-    let mut first = 0;
-    while first < count {
-        let lanes = (count - first).min(LANES);
-        let (best, at) = (&mut best[..lanes], &mut at[..lanes]);
-        let Some(row) = columns.lanes(0, first, lanes) else {
-            return first;
-        };
-        rule.start(best, at, row);
-        for position in 1..len {
-            let Some(row) = columns.lanes(position, first, lanes) else {
-                return first;
+    let [mut best, mut was] = [[R::Word::default(); LANES]; 2];
+    let [mut at, mut was_at] = [[0u32; LANES]; 2];
+    let mut done = 0;
+    let mut run = 0;
+    while let Some(mut emit) = emit.run(run) {
+        run += 1;
+        let columns = *emit.input();
+        let (count, len) = (columns.count(), columns.len());
+        let mut first = 0;
+        while first < count {
+            let lanes = (count - first).min(LANES);
+            let (mut best, mut at) = (&mut best[..lanes], &mut at[..lanes]);
+            let (mut was, mut was_at) = (&mut was[..lanes], &mut was_at[..lanes]);
+            let Some(row) = columns.lanes(0, first, lanes) else {
+                return done + first;
             };
-            rule.step(best, at, position as u32, row);
+            rule.start(best, at, row);
+            for position in 1..len {
+                let Some(row) = columns.lanes(position, first, lanes) else {
+                    return done + first;
+                };
+                (best, was) = (was, best);
+                (at, was_at) = (was_at, at);
+                rule.step((was, was_at), best, at, position as u32, row);
+            }
+            rule.finish(best, at);
+            emit.write_firsts(first, at);
+            first += lanes;
         }
-        rule.finish(best, at);
-        emit.write_firsts(first, at);
-        first += lanes;
+        done += count;
     }
-    count
+    done
 }
 
 /// [`columns_by_k`] for `T`'s key kind.
@@ -281,6 +278,11 @@ fn columns_by_kind<V: Vector, S: Sorter, T: Element>(
     }
 }
 
+/// Slots for K up to 4, below [`HALF_K`]: an insertion takes a step a slot, and K of 3 or 4 would pay 8.
+const QUARTER_K: usize = HALF_K / 2;
+/// Slots for K up to 2 (K = 1 mostly takes [`first_best_of_columns`]).
+const EIGHTH_K: usize = QUARTER_K / 2;
+
 /// [`columns_in_slots`] with as few slots as K needs (2, 4, 8 or 16: an insertion takes `S` steps, and
 /// on short axes nearly every row inserts), or [`columns_in_buffers`] above 16.
 #[inline(always)]
@@ -292,11 +294,11 @@ fn columns_by_k<V: Vector, S: Sorter, T: Element, const FORM: u8>(
     buffer: Buffer<'_>,
     emit: &mut ColumnOutputs<'_, T>,
 ) -> usize {
-    if k <= 2 {
-        return columns_in_slots::<V, T, FORM, 2>(columns, k, order, map, emit);
+    if k <= EIGHTH_K {
+        return columns_in_slots::<V, T, FORM, EIGHTH_K>(columns, k, order, map, emit);
     }
-    if k <= 4 {
-        return columns_in_slots::<V, T, FORM, 4>(columns, k, order, map, emit);
+    if k <= QUARTER_K {
+        return columns_in_slots::<V, T, FORM, QUARTER_K>(columns, k, order, map, emit);
     }
     if k <= HALF_K {
         return columns_in_slots::<V, T, FORM, HALF_K>(columns, k, order, map, emit);

@@ -400,23 +400,30 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
         }
     }
 
-    /// Run `run`'s sequences and outputs (`None` from `runs` on), as one run.
+    /// The sequences these outputs are for (the first run's).
     #[inline(always)]
-    pub(crate) fn run(&self, run: usize) -> Option<(Columns<'a, T>, Self)> {
+    pub(crate) fn input(&self) -> &Columns<'a, T> {
+        &self.input
+    }
+
+    /// Run `run`'s sequences and outputs (`None` from `runs` on), as one run. Its callers take the runs
+    /// in turn up to the first not taken whole, in loops of their own: a closure here would be compiled
+    /// without the engine's target features, and its intrinsics called rather than inlined.
+    #[inline(always)]
+    pub(crate) fn run(&self, run: usize) -> Option<Self> {
         if run >= self.runs {
             return None;
         }
         let [input, values, indices] = self.run_steps.map(|step| run as isize * step);
         // SAFETY: run < runs: `repeated`'s precondition (run 0 is the outputs themselves).
         let (input, slots) = unsafe { (self.input.moved(input), self.slots.moved([values, indices])) };
-        let outputs = ColumnOutputs {
+        Some(ColumnOutputs {
             input,
             slots,
             starts: self.starts,
             runs: 1,
             run_steps: [0; 3],
-        };
-        Some((input, outputs))
+        })
     }
 
     /// Writes lane `lane`'s element at `position` as its rank `rank`; nothing where one of them is out of
@@ -516,8 +523,8 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
 pub(crate) enum Job<'j, 'a, 'e, T> {
     /// Each of the rows, its answer to its own outputs (or callback).
     Rows(&'j mut Rows<'a, 'e, T>),
-    /// The sequences of [`Columns`], one per lane; the kernel says how many it took.
-    Columns(&'j Columns<'a, T>, &'j mut ColumnOutputs<'e, T>),
+    /// The sequences of the outputs' input, one per lane; the kernel says how many it took.
+    Columns(&'j mut ColumnOutputs<'e, T>),
 }
 
 /// A [`Job`] whose value type is a variant rather than a type parameter: the one place the engines

@@ -234,8 +234,8 @@ impl<'a, T: Element> Plan<'a, T> {
                 // time.
                 let mut next = sequences.start;
                 while next < sequences.end {
-                    next = self.each_columns(inner, next..sequences.end, |columns, k, order, emit| {
-                        select_columns(engine, columns, k, order, E::buffer(E::from_words(scratch)), emit)
+                    next = self.each_columns(inner, next..sequences.end, |k, order, emit| {
+                        select_columns(engine, k, order, E::buffer(E::from_words(scratch)), emit)
                     });
                     let coord = coordinates(&self.input.layout().sizes, self.axis, next);
                     let rest_of_run = (self.input.layout().sizes[inner] - coord[inner]).min(sequences.end - next);
@@ -320,7 +320,7 @@ impl<'a, T: Element> Plan<'a, T> {
                     )
                 };
                 let no_buffer = Buffer::Packed(&mut []);
-                let taken = select_columns(engine, &columns, self.k, order, no_buffer, &mut emit);
+                let taken = select_columns(engine, self.k, order, no_buffer, &mut emit);
                 if taken == 0 {
                     break;
                 }
@@ -342,7 +342,7 @@ impl<'a, T: Element> Plan<'a, T> {
         &mut self,
         inner: usize,
         sequences: Range<usize>,
-        mut select: impl FnMut(&Columns<'_, T>, usize, Order, &mut ColumnOutputs<'_, T>) -> usize,
+        mut select: impl FnMut(usize, Order, &mut ColumnOutputs<'_, T>) -> usize,
     ) -> usize {
         let axis = self.axis;
         let sizes = &self.input.layout().sizes;
@@ -386,7 +386,7 @@ impl<'a, T: Element> Plan<'a, T> {
                 )
                 .repeated(runs, run_steps)
             };
-            let done = select(&columns, self.k, order, &mut emit);
+            let done = select(self.k, order, &mut emit);
             if done == 0 {
                 break;
             }
