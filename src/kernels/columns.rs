@@ -253,7 +253,7 @@ fn first_best_in_groups<T: Element, R: RunningBest<T>, const LANES: usize>(
                 rule.step((was, was_at), best, at, position as u32, row);
             }
             rule.finish(best, at);
-            emit.write_firsts(first, at);
+            emit.write_rank(0, first, at);
             first += lanes;
         }
         done += count;
@@ -597,9 +597,7 @@ fn column_groups<V: Vector, T: Element, const FORM: u8, const S: usize, const G:
     }
     for rank in first..S {
         for (g, at) in at.iter().take(groups).enumerate() {
-            for (lane, &position) in at[rank].lanes().iter().take(lanes).enumerate() {
-                emit.write(g * lanes + lane, rank - first, position as usize);
-            }
+            emit.write_rank(rank - first, g * lanes, &at[rank].lanes()[..lanes]);
         }
     }
     width

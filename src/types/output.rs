@@ -451,69 +451,85 @@ impl<'a, T: Copy> ColumnOutputs<'a, T> {
         unsafe { self.slots.write(start, rank, self.input.get(lane, position), position) };
     }
 
-    /// Writes rank 0 of lanes `first..first + positions.len()`, lane `first + l`'s element at
-    /// `positions[l]`: evenly spaced lanes in loops of their own, listed ones with [`write`](Self::write)
-    /// a lane at a time, from a copy whose fields stay in registers (the writes through its pointers
-    /// could alias `self`).
+    /// Writes rank `rank` of lanes `first..first + positions.len()`, lane `first + l`'s element at
+    /// `positions[l]`: the lanes' starts and the index word matched once, not an element at a time
+    /// ([`write`](Self::write)'s match and checks had cost short axes and tiles of short rows more than
+    /// their selection), evenly spaced lanes in loops of their own.
     #[inline(always)]
-    pub(crate) fn write_firsts(&mut self, first: usize, positions: &[u32]) {
+    pub(crate) fn write_rank<P: Copy + Into<u64>>(&mut self, rank: usize, first: usize, positions: &[P]) {
+        let step =
+            |[values, indices]: [isize; 2]| move |lane: usize| Some([lane as isize * values, lane as isize * indices]);
         match (self.starts, self.slots.indices) {
             // Adjacent lanes: steps of 1 known where inlined, a loop with no multiplies.
             (LaneStarts::Step([1, 1]), IndexWords::U32(words)) => {
-                self.write_firsts_by([1, 1], first, positions, words, |p| p)
+                self.write_rank_by(rank, first, positions, words, step([1, 1]), |p| p as u32)
             }
             (LaneStarts::Step([1, 1]), IndexWords::U64(words)) => {
-                self.write_firsts_by([1, 1], first, positions, words, u64::from)
+                self.write_rank_by(rank, first, positions, words, step([1, 1]), |p| p as u64)
             }
             (LaneStarts::Step(steps), IndexWords::U32(words)) => {
-                self.write_firsts_by(steps, first, positions, words, |p| p)
+                self.write_rank_by(rank, first, positions, words, step(steps), |p| p as u32)
             }
             (LaneStarts::Step(steps), IndexWords::U64(words)) => {
-                self.write_firsts_by(steps, first, positions, words, u64::from)
+                self.write_rank_by(rank, first, positions, words, step(steps), |p| p as u64)
             }
-            (LaneStarts::Listed(_), _) => {
-                let mut outputs = ColumnOutputs { ..*self };
-                for (lane, &position) in (first..).zip(positions) {
-                    outputs.write(lane, 0, position as usize);
-                }
-            }
+            (LaneStarts::Listed(starts), IndexWords::U32(words)) => self.write_rank_by(
+                rank,
+                first,
+                positions,
+                words,
+                |lane| starts.get(lane).copied(),
+                |p| p as u32,
+            ),
+            (LaneStarts::Listed(starts), IndexWords::U64(words)) => self.write_rank_by(
+                rank,
+                first,
+                positions,
+                words,
+                |lane| starts.get(lane).copied(),
+                |p| p as u64,
+            ),
         }
     }
 
-    /// [`write_firsts`](Self::write_firsts) for lanes evenly spaced in the outputs, with one index word:
-    /// both addresses a step a lane, where [`write`](Self::write)'s match of the starts and the word,
-    /// and its checks, had cost a short axis more than its selection.
+    /// [`write_rank`](Self::write_rank) with one index word `W` and each lane's start from `start`
+    /// (`None`: nothing written).
     #[inline(always)]
-    fn write_firsts_by<W>(
+    fn write_rank_by<P: Copy + Into<u64>, W>(
         &self,
-        [values_step, indices_step]: [isize; 2],
+        rank: usize,
         first: usize,
-        positions: &[u32],
+        positions: &[P],
         indices: NonNull<W>,
-        word: impl Fn(u32) -> W,
+        start: impl Fn(usize) -> Option<[isize; 2]>,
+        word: impl Fn(usize) -> W,
     ) {
         let input = self.input;
-        if self.slots.k == 0 || first >= input.count() || input.len() == 0 {
+        if rank >= self.slots.k || first >= input.count() || input.len() == 0 {
             return;
         }
         // Positions past the end (no engine reports one) are written as the last: a minimum, where a
         // check would be a branch a lane.
-        let last = u32::try_from(input.len() - 1).unwrap_or(u32::MAX);
+        let last = input.len() - 1;
         let positions = &positions[..positions.len().min(input.count() - first)];
-        let values = self.slots.values.as_ptr().wrapping_offset(first as isize * values_step);
-        let indices = indices.as_ptr().wrapping_offset(first as isize * indices_step);
-        for (lane, &position) in positions.iter().enumerate() {
-            let position = position.min(last);
-            // SAFETY: first + lane < count (positions were cut to the lanes left) and rank 0 < k, so
-            // `new`'s precondition makes the lane's rank-0 slots, `lane` steps from the first lane's,
-            // writable, and its index word hold the position; position <= last < len for `get`.
+        let rank = rank as isize;
+        let values = self
+            .slots
+            .values
+            .as_ptr()
+            .wrapping_offset(rank * self.slots.values_step);
+        let indices = indices.as_ptr().wrapping_offset(rank * self.slots.indices_step);
+        for (lane, &position) in (first..).zip(positions) {
+            let Some([values_start, indices_start]) = start(lane) else {
+                return;
+            };
+            let position = usize::try_from(position.into()).unwrap_or(usize::MAX).min(last);
+            // SAFETY: lane < count (positions were cut to the lanes left) with its start, and rank < k, so
+            // `new`'s precondition makes the lane's rank-`rank` slots writable, and its index word hold
+            // the position; position <= last < len for `get`.
             unsafe {
-                values
-                    .wrapping_offset(lane as isize * values_step)
-                    .write(input.get(first + lane, position as usize));
-                indices
-                    .wrapping_offset(lane as isize * indices_step)
-                    .write(word(position));
+                values.wrapping_offset(values_start).write(input.get(lane, position));
+                indices.wrapping_offset(indices_start).write(word(position));
             }
         }
     }
