@@ -44,7 +44,7 @@ use super::filter::{HALF_K, SMALL_K};
 use super::lanes::{FLOAT, KeyMap, Lanes, SIGNED, UNSIGNED, float_limits, keys};
 
 /// Reads the neighbouring sequences `emit` is for (one run) side by side, one per lane, and writes each
-/// one's first K to `emit` (`write(lane, rank, position)`). Returns the sequences taken: a multiple of
+/// one's first K to `emit` (a rank of a group's lanes at a time). Returns the sequences taken: a multiple of
 /// `V::LANES` (one group of lanes, or with K <= 16 as many groups as fit), or 0 (nothing written) when
 /// there are fewer than `V::LANES`, positions do not fit the lanes, or K is above 16 and `buffer` holds
 /// fewer than `V::LANES` candidate buffers (`candidates::capacity` entries each).
@@ -68,15 +68,15 @@ pub(crate) fn select_columns<V32: Vector, V64: Vector, S: Sorter, T: Element>(
 const BEST_LANES: usize = 256;
 
 /// Runs of at most this many sequences keep their best in arrays of this size: zeroing 256 lanes' arrays
-/// (3 KiB for 64-bit keys) for each run cost narrow inner extents more than their selection (short
-/// non-last axes, `benches/sweep.py --set short`).
+/// (6 KiB for 64-bit keys) for each call cost narrow inner extents more than their selection where a
+/// call is one run (short non-last axes, `benches/sweep.py --set short`).
 const FEW_LANES: usize = 16;
 
 /// K = 1 of every sequence `emit` is for, in each of its runs: the first of the best of each, found by
-/// one pass over the rows in memory order. Each lane keeps its best key with its position below it in one word, so that the
-/// smallest word is the best key's first position and a lane's step is one unsigned minimum: plain
-/// code, which the engine's target features vectorise, with no per-row setup and no slots, which short
-/// axes pay most for. 64-bit keys keep key and position apart. Returns the sequences taken: all of
+/// one pass over the rows in memory order. Each lane keeps its best key with its position below it in
+/// one word, so that the smallest word is the best key's first position and a lane's step is one
+/// unsigned minimum: plain code, which the engine's target features vectorise, with no per-row setup
+/// and no slots, which short axes pay most for. 64-bit keys keep key and position apart. Returns the sequences taken: all of
 /// them, or 0 where positions do not fit 32 bits.
 #[inline(always)]
 pub(crate) fn first_best_of_columns<T: Element>(order: Order, emit: &mut ColumnOutputs<'_, T>) -> usize {
