@@ -4,6 +4,7 @@ keeps the best of its medians (a slow round is the machine's, not the build's), 
 medians divided by the same run's floor (`floor_s`, a plain read of the data).
 
 Usage: benches/ab.py "SHAPE DTYPE AXIS K DATA" BIN [BIN ...] [--rounds 5] [--reps 31] [--backend auto]
+                     [--direction decreasing]
   e.g. benches/ab.py "32,128256 f16 1 50 normal" /tmp/topk-before target/release/topk
 """
 import argparse, json, os, subprocess
@@ -15,6 +16,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=31)
     ap.add_argument("--backend", default="auto", help="passed to `topk bench` (e.g. portable)")
+    ap.add_argument("--direction", default="decreasing", choices=["decreasing", "increasing"])
     a = ap.parse_args()
     shape, dtype, axis, k, data = a.case.split()
     best = {b: float("inf") for b in a.bins}
@@ -22,7 +24,8 @@ def main():
     for _ in range(a.rounds):
         for b in a.bins:
             out = subprocess.run([b, "bench", "--shape", shape, "--dtype", dtype, "--axis", axis, "--k", k,
-                                  "--data", data, "--reps", str(a.reps), "--backend", a.backend, "--json"],
+                                  "--data", data, "--direction", a.direction, "--reps", str(a.reps),
+                                  "--backend", a.backend, "--json"],
                                  capture_output=True, text=True, check=True).stdout
             run = json.loads(out.strip().splitlines()[-1])
             best[b] = min(best[b], run["median_s"] * 1e3)
