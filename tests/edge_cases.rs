@@ -815,3 +815,60 @@ fn split_plans_run_on_threads() {
         );
     }
 }
+
+/// Short rows read side by side from a tile (16 rows at a time) into outputs that are not evenly
+/// spaced: padded between blocks of rows, or ordered across them, so that a group's output starts are
+/// listed rather than stepped. Every backend against the reference, both directions.
+#[test]
+fn short_rows_into_uneven_outputs() {
+    fn check<T: Value>(data: &[T]) {
+        let sizes = [3, 7, 4];
+        let input = View::contiguous(data, sizes).unwrap();
+        for k in [2, 3] {
+            let out = [3, 7, k];
+            // Row-major, padded after each block of 7 rows, rows across blocks first, ranks outermost.
+            let layouts = [
+                [7 * k as isize, k as isize, 1],
+                [7 * k as isize + 5, k as isize, 1],
+                [k as isize, 3 * k as isize, 1],
+                [1, 3, 21],
+            ];
+            for strides in layouts {
+                for direction in [Decreasing, Increasing] {
+                    let run = |backend: Option<Backend>| {
+                        let (mut values, mut indices) = (vec![T::from_bits(0); 128], vec![u32::MAX; 128]);
+                        let request = Request {
+                            input,
+                            axis: 2,
+                            k,
+                            direction,
+                            values: ViewMut::new(&mut values, out, strides, 0).unwrap(),
+                            indices: ViewMut::new(&mut indices, out, strides, 0).unwrap(),
+                        };
+                        let outcome = match backend {
+                            None => topk_kernels::naive::topk(request),
+                            Some(backend) => {
+                                let mut plan = TopK::new(request).unwrap();
+                                let mut scratch = vec![0; plan.scratch_len()];
+                                plan.run_sequences(0..plan.sequences(), backend, &mut scratch)
+                            }
+                        };
+                        outcome.map(|()| (bits(&values), indices))
+                    };
+                    let want = run(None).unwrap();
+                    for backend in Backend::ALL.into_iter().filter(|&b| b != Backend::Naive) {
+                        match run(Some(backend)) {
+                            Ok(got) => assert_eq!(got, want, "{} k {k} {strides:?} {direction:?}", backend.name()),
+                            Err(Error::Backend { .. }) => assert!(!backend.is_available()),
+                            Err(e) => panic!("{}: {e}", backend.name()),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let keys = (0..84u64).map(|i| (i * 37 + 11) % 29);
+    check(&keys.clone().map(|x| x as f32 - 9.0).collect::<Vec<_>>());
+    check(&keys.clone().map(|x| x as u8).collect::<Vec<_>>());
+    check(&keys.map(|x| x as i16 - 9).collect::<Vec<_>>());
+}

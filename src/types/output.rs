@@ -362,7 +362,7 @@ pub(crate) struct ColumnOutputs<'a, T> {
 pub(crate) enum LaneStarts<'a> {
     /// Lane `l`'s `l` times these on (sequences along the outputs' innermost dimension).
     Step([isize; 2]),
-    /// Lane `l`'s listed (a tile's sequences, which need not be evenly spaced in the outputs).
+    /// Lane `l`'s listed (a tile's sequences whose outputs are not evenly spaced).
     Listed(&'a [[isize; 2]]),
 }
 

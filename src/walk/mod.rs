@@ -298,6 +298,13 @@ impl<'a, T: Element> Plan<'a, T> {
                 }
                 advance(&mut coord, sizes, axis, &strides, &mut addresses);
             }
+            // Evenly spaced outputs (the group along one dimension) are written a step a lane, where a
+            // list is a load a lane.
+            let [first, second] = [outputs[0], outputs[1]];
+            let step = [second[0] - first[0], second[1] - first[1]];
+            let even = (0..MAX_LANES as isize)
+                .zip(&outputs)
+                .all(|(lane, output)| *output == [first[0] + lane * step[0], first[1] + lane * step[1]]);
             let mut done = 0;
             while done < MAX_LANES {
                 // SAFETY: every done + lane + position · MAX_LANES with lane < MAX_LANES - done and
@@ -308,17 +315,17 @@ impl<'a, T: Element> Plan<'a, T> {
                         MAX_LANES - done,
                     )
                 };
+                let rest = outputs.get(done..).unwrap_or_default();
+                let (slots, starts) = match rest.first() {
+                    // SAFETY: the first lane's output address (see below).
+                    Some(&start) if even => (unsafe { self.slots_from(start) }, LaneStarts::Step(step)),
+                    _ => (slots, LaneStarts::Listed(rest)),
+                };
                 // SAFETY: `outputs` holds the output addresses of this group's sequences (`coord` when each
                 // was taken), with 0 on the axis; moved rank < k along it they stay coordinates, whose
                 // addresses validated outputs hold, written by this plan alone. The index type holds every
-                // position of a sequence.
-                let mut emit = unsafe {
-                    ColumnOutputs::new(
-                        columns,
-                        slots,
-                        LaneStarts::Listed(outputs.get(done..).unwrap_or_default()),
-                    )
-                };
+                // position of a sequence. Evenly spaced, lane l's start from the first left is `l · step`.
+                let mut emit = unsafe { ColumnOutputs::new(columns, slots, starts) };
                 let no_buffer = Buffer::Packed(&mut []);
                 let taken = select_columns(engine, self.k, order, no_buffer, &mut emit);
                 if taken == 0 {
