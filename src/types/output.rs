@@ -360,7 +360,8 @@ pub(crate) struct ColumnOutputs<'a, T> {
 /// Where each lane's outputs start, from the pointers [`ColumnOutputs`] holds: (values, indices).
 #[derive(Clone, Copy)]
 pub(crate) enum LaneStarts<'a> {
-    /// Lane `l`'s `l` times these on (sequences along the outputs' innermost dimension).
+    /// Lane `l`'s `l` times these on (sequences evenly spaced in the outputs: along a dimension, or a
+    /// tile's group of rows).
     Step([isize; 2]),
     /// Lane `l`'s listed (a tile's sequences whose outputs are not evenly spaced).
     Listed(&'a [[isize; 2]]),
