@@ -207,6 +207,23 @@ fn counted_rows_whose_ties_fill_the_buffer() {
     assert_eq!(indices, (54..64).chain(0..22).collect::<Vec<u32>>());
 }
 
+/// Short 8-bit sequences with K of half or more, counted (strided where they lie side by side): every
+/// backend agrees with the reference, ties in position order, down columns and along rows.
+#[test]
+fn short_counted_sequences_of_bytes() {
+    let x: Vec<u8> = (0..183 * 40)
+        .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 27) as u8)
+        .collect();
+    let y: Vec<i8> = x.iter().map(|&v| v as i8 - 16).collect();
+    for k in [92, 150, 183] {
+        for direction in [Decreasing, Increasing] {
+            let (columns, _) = select(View::contiguous(&x, [183, 40]).unwrap(), 0, k, direction);
+            let (rows, _) = select(View::contiguous(&y, [40, 183]).unwrap(), 1, k, direction);
+            assert_eq!((columns.len(), rows.len()), (40 * k, 40 * k));
+        }
+    }
+}
+
 /// NaN bit patterns of a float type: (canonical, negative canonical, quiet with payload 1, signalling
 /// with payload 1, all ones).
 fn nans<T: Value>() -> [u64; 5] {
