@@ -567,7 +567,7 @@ fn a_non_last_axis_is_strided() {
 #[test]
 fn k_1_along_short_non_last_axes_keeps_the_first_best() {
     for n in [1usize, 2, 3, 7, 32, 33] {
-        for inner in [1usize, 5, 300] {
+        for inner in [1usize, 5, 8, 300] {
             let len = 2 * n * inner;
             let level = |i: usize| (i * 7919 + i / 3) % 11;
             let floats: Vec<f32> = (0..len)
