@@ -189,23 +189,26 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
     let Some(engine) = engine else {
         return Walk::Reference;
     };
-    let Rows { len, k, stride, .. } = call.rows;
+    let Rows {
+        data_type,
+        len,
+        k,
+        stride,
+        ..
+    } = call.rows;
     if stride == 0 {
         return Walk::Broadcast;
     }
     let has_vectors = !engine.scalar;
     // Short sequences of 8-bit keys with a large K are counted one at a time, strided: the lanes'
     // buffers would sort what the counters order without a compare.
-    let counted = call.rows.data_type.size() == 1
-        && k > COLUMNS_MAX_K
-        && len <= COUNTED_COLUMNS_MAX_LEN
-        && counts(call.rows.data_type, len, k, engine.wide);
+    let counted = data_type.size() == 1 && len <= COUNTED_COLUMNS_MAX_LEN && counts(data_type, len, k, engine.wide);
     if SIMD_ENGINES && call.columns && has_vectors && (k <= COLUMNS_MAX_K || (call.column_buffers && !counted)) {
         return Walk::Columns;
     }
     // K = 1 is a running best a row (`first_best`), whose rows cost less than a tile's copy; but not
     // for 16-bit floats of 5 elements or more, whose keys the tile's lanes take 16 to a vector.
-    let half_float = matches!(call.rows.data_type, DataType::F16 | DataType::Bf16);
+    let half_float = matches!(data_type, DataType::F16 | DataType::Bf16);
     let first_best =
         engine.v32.simd && k == 1 && (len >= MAX_LANES || !half_float || len <= HALF_FLOAT_FIRST_BEST_MAX_LEN);
     if SIMD_ENGINES
