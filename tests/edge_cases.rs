@@ -224,6 +224,34 @@ fn short_counted_sequences_of_bytes() {
     }
 }
 
+/// 64-bit sequences down columns with K above 8, gathered a row at a time, and whose candidates are
+/// sorted as one-word stand-ins: keys a few low bits apart under a spread over all 64 bits (the
+/// stand-ins' cut makes them equal), runs of ties, and both ends of the gathered length.
+#[test]
+fn gathered_sequences_of_wide_keys() {
+    let mut state = 3u64;
+    let mut random = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state
+    };
+    for len in [9, 100, 512, 513] {
+        let x: Vec<u64> = (0..len * 21).map(|_| (random() % 3) << 62 | (random() >> 60)).collect();
+        let y: Vec<i64> = x.iter().map(|&v| v as i64).collect();
+        let z: Vec<f64> = x.iter().map(|&v| ((v >> 60) as f64 - 7.5) * (v & 3) as f64).collect();
+        for k in [9, 16, 57, len] {
+            let k = k.min(len);
+            for direction in [Decreasing, Increasing] {
+                let (a, _) = select(View::contiguous(&x, [len, 21]).unwrap(), 0, k, direction);
+                let (b, _) = select(View::contiguous(&y, [len, 3, 7]).unwrap(), 0, k, direction);
+                let (c, _) = select(View::contiguous(&z, [3, len, 7]).unwrap(), 1, k, direction);
+                assert_eq!((a.len(), b.len(), c.len()), (21 * k, 21 * k, 21 * k));
+            }
+        }
+    }
+}
+
 /// NaN bit patterns of a float type: (canonical, negative canonical, quiet with payload 1, signalling
 /// with payload 1, all ones).
 fn nans<T: Value>() -> [u64; 5] {

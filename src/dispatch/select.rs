@@ -6,8 +6,9 @@ use core::marker::PhantomData;
 
 use crate::dispatch::engine::Engine;
 use crate::dispatch::isa::Kernel;
-use crate::dispatch::strategy::{self, ColumnMethod, Row, RowPlan};
+use crate::dispatch::strategy::{self, ColumnMethod, GATHERED_MAX_LEN, Row, RowPlan};
 use crate::kernels::entry::{Buffer, Entry, needs_wide_entries, packs_in_one_word};
+use crate::kernels::lanes::from_bits;
 use crate::kernels::row::{self, Method};
 use crate::kernels::{Isa, bisect, columns, count, ordered, scalar};
 use crate::types::element::Order;
@@ -150,6 +151,7 @@ fn select_rows_here<T: Element, E: Entry>(
     const FIRST_BEST: RowPlan = RowPlan {
         ordered: false,
         bisect: false,
+        gather: false,
         then: Row::FirstBest,
     };
     let mut row = 0;
@@ -157,6 +159,19 @@ fn select_rows_here<T: Element, E: Entry>(
         while let Some((seq, mut emit)) = rows.row(row) {
             row += 1;
             select_row(engine, &FIRST_BEST, &seq, k, order, buffer, &mut emit);
+        }
+    } else if strategy::SIMD_ENGINES && plan.gather {
+        let mut copy = [from_bits::<T>(0); GATHERED_MAX_LEN];
+        while let Some((seq, mut emit)) = rows.row(row) {
+            row += 1;
+            // A row the copy does not hold falls to the scalar engine in place (the plan's vector
+            // paths ask for a contiguous one).
+            let seq = match (seq.gathered(&mut copy), seq.cap()) {
+                (Some(row), Some(cap)) => Sequence::of_slice(row).with_cap(cap),
+                (Some(row), None) => Sequence::of_slice(row),
+                (None, _) => seq,
+            };
+            select_row(engine, &plan, &seq, k, order, buffer, &mut emit);
         }
     } else {
         while let Some((seq, mut emit)) = rows.row(row) {

@@ -118,6 +118,9 @@ pub(crate) struct RowPlan {
     /// Then under the exact K-th key found by bisection; the rows it declines (a K-th key that
     /// excludes nothing, too many ties) go on to `then`.
     pub(crate) bisect: bool,
+    /// Whether each row, strided, is first copied onto the stack and selected there as a contiguous
+    /// one (the rest of the plan is for that row).
+    pub(crate) gather: bool,
     /// The algorithm.
     pub(crate) then: Row,
 }
@@ -203,7 +206,15 @@ pub(crate) fn walk(engine: Option<&Capabilities>, call: &Call) -> Walk {
     // Short sequences of 8-bit keys with a large K are counted one at a time, strided: the lanes'
     // buffers would sort what the counters order without a compare.
     let counted = data_type.size() == 1 && len <= COUNTED_COLUMNS_MAX_LEN && counts(data_type, len, k, engine.wide);
-    if SIMD_ENGINES && call.columns && has_vectors && (k <= COLUMNS_MAX_K || (call.column_buffers && !counted)) {
+    // 64-bit keys with K above 8 in sequences short enough: gathered a row at a time, which costs them
+    // less than sixteen slots' insertions on their few lanes, or the lanes' buffers.
+    let gathered = data_type.size() == 8 && k > HALF_K && len <= GATHERED_MAX_LEN;
+    if SIMD_ENGINES
+        && call.columns
+        && has_vectors
+        && !gathered
+        && (k <= COLUMNS_MAX_K || (call.column_buffers && !counted))
+    {
         return Walk::Columns;
     }
     // K = 1 is a running best a row (`first_best`), whose rows cost less than a tile's copy; but not
@@ -268,7 +279,10 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
         stride,
         capped,
     } = *rows;
-    let contiguous = stride == 1 || len <= 1;
+    // Strided rows short enough are copied onto the stack: the vector paths beat the scalar engine
+    // in place, which K = 1's running best does not need.
+    let gather = SIMD_ENGINES && !engine.scalar && stride != 1 && stride != 0 && len <= GATHERED_MAX_LEN && k > 1;
+    let contiguous = stride == 1 || len <= 1 || gather;
     // Not under a cap: counting and bisection read every element whatever the cap, where the filter
     // under a K-th key carried from earlier chunks passes few.
     let bisect = engine.v32.simd && contiguous && !capped && bisects(data_type, len, k);
@@ -294,9 +308,14 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
             && (len >= ORDERED_MIN_LEN || k >= ORDERED_SHORT_MIN_K)
             && len < ORDERED_MAX_RATIO.saturating_mul(k),
         bisect,
+        gather: gather && len > 1,
         then,
     }
 }
+
+/// Longest strided rows copied into a contiguous row on the stack ([`RowPlan::gather`]): 4 KiB of
+/// 64-bit elements.
+pub(crate) const GATHERED_MAX_LEN: usize = 512;
 
 /// K above which rows are first checked for being in order: a row in order passes a filter almost
 /// whole when its best are last, and the K it keeps are sorted again; random rows stop the check within
@@ -647,6 +666,7 @@ mod tests {
         RowPlan {
             ordered: false,
             bisect: false,
+            gather: false,
             then: Row::Vectors(Method::Filter(steps)),
         }
     }
@@ -655,6 +675,7 @@ mod tests {
         RowPlan {
             ordered: false,
             bisect,
+            gather: false,
             then,
         }
     }
@@ -733,6 +754,22 @@ mod tests {
         for (name, engine, rows, plan) in table {
             assert_eq!(row(engine, rows), *plan, "{name}");
         }
+        // Strided rows up to GATHERED_MAX_LEN are copied and planned as contiguous ones.
+        for (len, gathered) in [(100, true), (GATHERED_MAX_LEN, true), (GATHERED_MAX_LEN + 1, false)] {
+            let plan = row(&AVX2, &strided(rows(F64, len, 16)));
+            if SIMD_ENGINES && gathered {
+                assert_eq!(
+                    plan,
+                    RowPlan {
+                        gather: true,
+                        ..row(&AVX2, &rows(F64, len, 16))
+                    },
+                    "{len}"
+                );
+            } else {
+                assert_eq!(plan, super::tests::plan(false, Row::Scalar), "{len}");
+            }
+        }
         // Rows under ORDERED_MIN_LEN are checked for order from K = ORDERED_SHORT_MIN_K.
         for (len, k, checked) in [(256, 63, false), (256, 64, true), (100, 64, true), (1023, 17, false)] {
             assert_eq!(
@@ -776,6 +813,9 @@ mod tests {
             ("axis 0, 183 u8, K = 183: counted a sequence at a time", Some(AVX2), buffers(columns(of(DataType::U8, call(183, 183, 659)))), Walk::Rows),
             ("axis 0, 790 i8, K = 790: a buffer a lane", Some(AVX2), buffers(columns(of(DataType::I8, call(790, 790, 4096)))), Walk::Columns),
             ("axis 0, 300 i16, K = 250: a buffer a lane", Some(AVX2), buffers(columns(of(DataType::I16, call(300, 250, 4096)))), Walk::Columns),
+            ("axis 0, 100 i64, K = 8", Some(AVX2), columns(of(DataType::I64, call(100, 8, 4096))), Walk::Columns),
+            ("axis 0, 100 i64, K = 9: gathered a row at a time", Some(AVX2), columns(of(DataType::I64, call(100, 9, 4096))), Walk::Rows),
+            ("axis 0, 513 i64, K = 9: too long to gather", Some(AVX2), columns(of(DataType::I64, call(513, 9, 4096))), Walk::Columns),
             ("axis 0, portable", Some(PORTABLE), columns(call(4096, 8, 256)), Walk::Columns),
             ("axis 0, the scalar engine", Some(SCALAR), columns(call(4096, 8, 256)), Walk::Rows),
             ("rows of 8, K = 2", Some(AVX2), call(8, 2, 4096), Walk::Tiles),

@@ -122,6 +122,24 @@ impl<'a, T: Copy> Sequence<'a, T> {
         Some(unsafe { core::slice::from_raw_parts(self.at(self.start), self.len) })
     }
 
+    /// The elements copied into the start of `out`, if they fit there.
+    #[inline(always)]
+    pub(crate) fn gathered<'o>(&self, out: &'o mut [T]) -> Option<&'o [T]> {
+        let out = out.get_mut(..self.len)?;
+        for (position, slot) in out.iter_mut().enumerate() {
+            // SAFETY: position < len.
+            *slot = unsafe { self.get(position) };
+        }
+        Some(out)
+    }
+
+    /// The whole of `row`: a contiguous sequence.
+    #[inline(always)]
+    pub(crate) fn of_slice(row: &'a [T]) -> Self {
+        // SAFETY: positions 0..len are the indices of `row`.
+        unsafe { Self::new(row, 0, 1, row.len()) }
+    }
+
     /// The element at `position`.
     ///
     /// # Safety
