@@ -305,7 +305,7 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
             && contiguous
             && !capped
             && k > ORDERED_MIN_K
-            && (len >= ORDERED_MIN_LEN || k >= ORDERED_SHORT_MIN_K)
+            && (len >= ORDERED_MIN_LEN || k >= ORDERED_SHORT_MIN_K || data_type.size() == 8)
             && len < ORDERED_MAX_RATIO.saturating_mul(k),
         bisect,
         gather: gather && len > 1,
@@ -333,7 +333,8 @@ const ORDERED_MAX_RATIO: usize = 1024;
 const ORDERED_MIN_LEN: usize = 1024;
 /// K from which shorter rows are checked too: their selection's work dwarfs the check's first pairs,
 /// and rows in order cost them several times a random row's (4096 x 256 f16 with K = 128, ascending;
-/// `benches/sweep.py --set sorted`).
+/// `benches/sweep.py --set sorted`). Rows of 64-bit keys are checked from K > 16 at any length: their
+/// candidates cost twice as much (u64 393 x 368 with K = 42, ascending).
 const ORDERED_SHORT_MIN_K: usize = 64;
 
 /// Rows shorter than this many times K never bail out to sampling: the sample would be a large part of
@@ -719,7 +720,8 @@ mod tests {
             ("K = 1 on 4096: the filter's one pass", AVX2, rows(F32, 4096, 1), filter(Steps { may_bail: true, ..PLAIN })),
             ("1024, K = 32: the pieces' bound", AVX2, rows(F32, 1024, 32), ordered(filter(Steps { collect_pieces: true, ..PLAIN }))),
             ("256, K = 48: the pieces' bound, else whole", AVX2, rows(F32, 256, 48), filter(Steps { collect_short: true, collect_pieces: true, whole_row: true, ..PLAIN })),
-            ("256 f64, K = 24", AVX512, rows(F64, 256, 24), filter(Steps { collect_short: true, collect_pieces: true, whole_row: true, ..PLAIN })),
+            ("256 f64, K = 24: checked for order", AVX512, rows(F64, 256, 24), ordered(filter(Steps { collect_short: true, collect_pieces: true, whole_row: true, ..PLAIN }))),
+            ("256 f64, K = 16: not checked", AVX512, rows(F64, 256, 16), filter(Steps { collect_short: true, collect_pieces: true, ..PLAIN })),
             ("K at least half the row", AVX2, rows(F32, 1024, 512), ordered(plan(false, all))),
             ("1M f32, K = 100: guessed", AVX2, rows(F32, 1_000_000, 100), filter(Steps { guess: true, may_bail: true, ..PLAIN })),
             ("1M f32, K = 5000: checked for order", AVX2, rows(F32, 1_000_000, 5000), ordered(filter(PLAIN))),
