@@ -161,18 +161,7 @@ fn select_rows_here<T: Element, E: Entry>(
             select_row(engine, &FIRST_BEST, &seq, k, order, buffer, &mut emit);
         }
     } else if strategy::SIMD_ENGINES && plan.gather {
-        let mut copy = [from_bits::<T>(0); GATHERED_MAX_LEN];
-        while let Some((seq, mut emit)) = rows.row(row) {
-            row += 1;
-            // A row the copy does not hold falls to the scalar engine in place (the plan's vector
-            // paths ask for a contiguous one).
-            let seq = match (seq.gathered(&mut copy), seq.cap()) {
-                (Some(row), Some(cap)) => Sequence::of_slice(row).with_cap(cap),
-                (Some(row), None) => Sequence::of_slice(row),
-                (None, _) => seq,
-            };
-            select_row(engine, &plan, &seq, k, order, buffer, &mut emit);
-        }
+        select_gathered_rows(engine, &plan, rows, k, order, buffer);
     } else {
         while let Some((seq, mut emit)) = rows.row(row) {
             row += 1;
@@ -180,6 +169,32 @@ fn select_rows_here<T: Element, E: Entry>(
         }
     }
     0
+}
+
+/// Each of `rows` copied onto the stack and selected there by `plan` ([`RowPlan::gather`]). Out of
+/// line: the copy's 4 KiB are in this frame only, not in every call's.
+#[inline(never)]
+fn select_gathered_rows<T: Element, E: Entry>(
+    engine: Engine,
+    plan: &RowPlan,
+    rows: &mut Rows<'_, '_, T>,
+    k: usize,
+    order: Order,
+    buffer: &mut [E],
+) {
+    let mut copy = [from_bits::<T>(0); GATHERED_MAX_LEN];
+    let mut row = 0;
+    while let Some((seq, mut emit)) = rows.row(row) {
+        row += 1;
+        // A row the copy does not hold falls to the scalar engine in place (the plan's vector paths
+        // ask for a contiguous one).
+        let seq = match (seq.gathered(&mut copy), seq.cap()) {
+            (Some(row), Some(cap)) => Sequence::of_slice(row).with_cap(cap),
+            (Some(row), None) => Sequence::of_slice(row),
+            (None, _) => seq,
+        };
+        select_row(engine, plan, &seq, k, order, buffer, &mut emit);
+    }
 }
 
 /// One row of [`select_rows_here`] by `plan`.

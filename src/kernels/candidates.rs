@@ -9,7 +9,7 @@
 
 use core::marker::PhantomData;
 
-use crate::kernels::entry::{Buffer, Entry};
+use crate::kernels::entry::Entry;
 use crate::types::element::{Element, Order};
 
 /// How a buffer puts its best entries first: `core`'s selection and sort ([`CoreSorter`]), or an engine's
@@ -21,8 +21,7 @@ pub(crate) trait Sorter {
     /// Puts the `k` smallest entries first with the `k`-th smallest at `k - 1` (`1 <= k <= len`), and
     /// says whether those `k` are also in order.
     fn select<E: Entry>(entries: &mut [E], k: usize) -> bool;
-    /// Puts the `k` smallest entries first, in order (`1 <= k <= len`); what follows them is
-    /// unspecified (a sort of wide entries may leave some there twice and others not at all).
+    /// Puts the `k` smallest entries first, in order (`1 <= k <= len`).
     fn sort<E: Entry>(entries: &mut [E], k: usize);
     /// Puts the first `count` of `words` (distinct packed entries, `count <= FEW <= words.len()`) in
     /// order into `sorted[..count]`, where this sorter has a branch-free way for so few; false, having
@@ -48,11 +47,6 @@ impl Sorter for CoreSorter {
     }
 
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
-        if let Buffer::Wide(pairs) = E::buffer(entries)
-            && sort_wide_as_words::<CoreSorter>(pairs, k)
-        {
-            return;
-        }
         if entries.len() <= SORT_WHOLE {
             return sort_entries(entries);
         }
@@ -61,97 +55,6 @@ impl Sorter for CoreSorter {
             sort_entries(best);
         }
     }
-}
-
-/// Most wide entries [`sort_wide_as_words`] sorts: their words and the K gathered take 6 KiB of stack.
-const WIDE_AS_WORDS_MAX: usize = 256;
-
-/// Pairs up to this many take a quarter of the stack (what is not needed is not zeroed).
-const WIDE_AS_WORDS_FEW: usize = 64;
-
-/// Puts the `k` smallest of `pairs` first, in order (the rest unspecified: some may be lost or
-/// repeated), by sorting one-word stand-ins with `S` (the
-/// engine's sort of packed entries, about twice as fast as `core`'s on pairs): each pair's key past the
-/// bits all the keys share, cut to the word's top bits, over the pair's index. Keys cut apart keep
-/// their order; keys that the cut makes equal (or that are equal) fall into runs ordered by index,
-/// which are put in order by the pairs themselves. More than [`WIDE_AS_WORDS_MAX`] pairs are first
-/// selected down to `k`; false (nothing done) where `k` is larger than that, or on firmware (which
-/// keeps the stack and the flash).
-///
-/// ```text
-/// word[j] = ((key[j] & varying) >> cut) << index_bits | j      // cut: what leaves room for j
-/// S sorts words, first k final
-/// the run sharing word[k - 1]'s key: its members past k brought next to it
-/// each run of equal cut keys reaching into the first k: sorted by pairs[j]
-/// pairs[..k] = pairs[index of word[d]] for d in 0..k, through a copy (the rest left as they are)
-/// ```
-pub(crate) fn sort_wide_as_words<S: Sorter>(pairs: &mut [[u64; 2]], k: usize) -> bool {
-    if !cfg!(simd_arch) || k == 0 || k > WIDE_AS_WORDS_MAX.min(pairs.len()) {
-        return false;
-    }
-    let pairs = if pairs.len() > WIDE_AS_WORDS_MAX {
-        CoreSorter::select(pairs, k);
-        &mut pairs[..k]
-    } else {
-        pairs
-    };
-    if pairs.len() <= WIDE_AS_WORDS_FEW {
-        sort_as_words::<S, WIDE_AS_WORDS_FEW>(pairs, k);
-    } else {
-        sort_as_words::<S, WIDE_AS_WORDS_MAX>(pairs, k);
-    }
-    true
-}
-
-/// [`sort_wide_as_words`] on at most `N` pairs (`1 <= k <= pairs.len() <= N <= 2^16`).
-fn sort_as_words<S: Sorter, const N: usize>(pairs: &mut [[u64; 2]], k: usize) {
-    let len = pairs.len().min(N);
-    if len < 2 {
-        return;
-    }
-    let first = pairs[0][0];
-    let varying = pairs.iter().fold(0, |bits, pair| bits | (pair[0] ^ first));
-    let key_bits = u64::BITS - varying.leading_zeros();
-    // 2 to 2^16 pairs: 1 to 16 bits of index, so that `cut` leaves the key at least 48.
-    let index_bits = usize::BITS - (len - 1).leading_zeros();
-    let index_of = |word: u64| (word & ((1 << index_bits) - 1)) as usize;
-    let cut_key = |word: u64| word >> index_bits;
-    let cut = key_bits.saturating_sub(u64::BITS - index_bits);
-    let key_mask = u64::MAX.checked_shr(u64::BITS - key_bits).unwrap_or(0);
-    let mut store = [0u64; N];
-    let words = &mut store[..len];
-    for ((word, pair), index) in words.iter_mut().zip(pairs.iter()).zip(0u64..) {
-        *word = ((pair[0] & key_mask) >> cut) << index_bits | index;
-    }
-    S::sort(words, k);
-    // The run of the K-th word's key: its members past K (not in order there) moved next to it.
-    let mut end = k;
-    let kth = cut_key(words[k - 1]);
-    for at in k..len {
-        if cut_key(words[at]) == kth {
-            words.swap(at, end);
-            end += 1;
-        }
-    }
-    let mut start = 0;
-    while start < end {
-        let key = cut_key(words[start]);
-        let mut stop = start + 1;
-        while stop < end && cut_key(words[stop]) == key {
-            stop += 1;
-        }
-        if stop - start > 1 {
-            words[start..stop]
-                .sort_unstable_by_key(|&word| pairs.get(index_of(word)).copied().unwrap_or([u64::MAX; 2]));
-        }
-        start = stop;
-    }
-    // Gathered, then copied back: swapping in place chains each swap on the last one's bookkeeping.
-    let mut best = [[0u64; 2]; N];
-    for (slot, &word) in best.iter_mut().zip(words.iter()).take(k) {
-        *slot = pairs.get(index_of(word)).copied().unwrap_or([u64::MAX; 2]);
-    }
-    pairs[..k].copy_from_slice(&best[..k]);
 }
 
 /// Sorts `entries`: by `core`'s pattern-defeating quicksort where SIMD engines are compiled; elsewhere
@@ -296,18 +199,19 @@ impl<'s, E: Entry, S: Sorter> Candidates<'s, E, S> {
         }
     }
 
-    /// Pushes a whole row, from position 0, into an empty buffer that holds it, and returns its best K
-    /// sorted ([`finish`](Self::finish)): the bulk form of [`push`](Self::push) for rows where every
-    /// element is a candidate, one store per element (vectorised where the key is), and one sort of
-    /// the whole, where a compaction first would select twice.
+    /// Pushes a whole row, from position 0, into an empty buffer that holds it: the bulk form of
+    /// [`push`](Self::push) for rows where every element is a candidate, one store per element
+    /// (vectorised where the key is).
     #[inline(always)]
-    pub(crate) fn fill_and_finish<T: Element>(mut self, row: &[T], order: Order) -> &'s [E] {
+    pub(crate) fn fill<T: Element>(&mut self, row: &[T], order: Order) {
         debug_assert!(self.len == 0 && row.len() <= self.buffer.len());
         for ((slot, &value), position) in self.buffer.iter_mut().zip(row).zip(0..) {
             *slot = E::new(order.key(value), position);
         }
         self.len = row.len().min(self.buffer.len());
-        self.finish()
+        if self.len == self.buffer.len() && self.len > self.k {
+            self.compact();
+        }
     }
 
     /// Keeps the best K entries and lowers the threshold to the K-th one's key.
@@ -357,39 +261,6 @@ mod tests {
             expected.sort_unstable();
             heapsort(&mut pairs);
             assert_eq!(pairs, expected, "len {len}");
-        }
-    }
-
-    #[test]
-    fn wide_entries_sorted_as_words_like_core() {
-        // Keys whose cut to the word's top bits makes some equal (a spread over all 64 bits, with
-        // neighbours a low bit apart), keys all equal, and keys that need no cut; every K, at lengths
-        // of each stack size, and past the largest (selected first).
-        let mut random = crate::kernels::testing::xorshift(11);
-        for len in [1, 2, 3, 7, 64, 65, 200, 256, 300] {
-            for pattern in 0..4 {
-                let pairs: Vec<[u64; 2]> = (0..len as u64)
-                    .map(|position| {
-                        let key = match pattern {
-                            0 => random(),
-                            1 => (random() % 3) << 62 | (random() & 0xf),
-                            2 => 5,
-                            _ => random() % 40,
-                        };
-                        [key, position ^ 0x55]
-                    })
-                    .collect();
-                let mut expected = pairs.clone();
-                expected.sort_unstable();
-                for k in 1..=len {
-                    let mut sorted = pairs.clone();
-                    if sort_wide_as_words::<CoreSorter>(&mut sorted, k) {
-                        assert_eq!(sorted[..k], expected[..k], "len {len} pattern {pattern} k {k}");
-                    } else {
-                        assert!(k > WIDE_AS_WORDS_MAX && sorted == pairs, "len {len} k {k}");
-                    }
-                }
-            }
         }
     }
 

@@ -28,8 +28,8 @@ use core::mem::size_of;
 use crate::kernels::bound::{minima_bound, pieces_bound, prefix_bound, sample_bound};
 use crate::kernels::candidates::{Candidates, Sorter};
 use crate::kernels::collect::{SHORT_CAP, collect_below, first_best};
-use crate::kernels::entry::{Entry, report};
-use crate::kernels::filter::{Outcome, Pass, Steps, pass};
+use crate::kernels::entry::Entry;
+use crate::kernels::filter::{Outcome, Pass, Pool, Steps, pass};
 use crate::kernels::lanes::{
     BF16, FLOAT, HALF, KeyMap, NATIVE_FLOAT, SIGNED, UNROLL, UNSIGNED, from_bits, last_in_order_bits,
 };
@@ -107,10 +107,9 @@ fn select_all<S: Sorter, T: Element, E: Entry>(
     order: Order,
     emit: &mut Emit<'_, T>,
 ) {
-    report(
-        Candidates::<E, S>::sorted_by(entries, k).fill_and_finish(row, order),
-        emit,
-    );
+    let mut candidates = Candidates::<E, S>::sorted_by(entries, k);
+    candidates.fill(row, order);
+    candidates.report(emit);
 }
 
 /// [`filter_row`] for `T`'s kind of lanes, after the padding of [`Steps::pad`].

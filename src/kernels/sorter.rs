@@ -4,7 +4,7 @@
 
 use core::marker::PhantomData;
 
-use crate::kernels::candidates::{CoreSorter, FEW, Sorter, sort_wide_as_words};
+use crate::kernels::candidates::{CoreSorter, FEW, Sorter};
 use crate::kernels::entry::{Buffer, Entry};
 use crate::kernels::network::BLOCK;
 use crate::kernels::partition;
@@ -30,8 +30,7 @@ pub(crate) trait PackedPartition: PackedNetwork {
 
 /// The [`Sorter`] of the AVX-512 engine: the network for the order of packed entries, and for their
 /// compactions and the select before a long sort, the vectorised quickselect of [`partition`] from
-/// [`partition::SMALL`] entries on (`core`'s selection below). Wide entries are sorted as packed words
-/// where K allows ([`sort_wide_as_words`]), by `core` otherwise, and selected by `core`; on AVX2 too.
+/// [`partition::SMALL`] entries on (`core`'s selection below; wider entries: `core`'s selection and sort).
 ///
 /// Sorting the best half of up to a block, the network beats `core`'s select and sort; beyond half a
 /// block, a selection first halves what it sorts. A compaction needs no order, and an O(n) select beats
@@ -65,14 +64,8 @@ impl<V: PackedPartition> Sorter for NetworkSorter<V> {
 
     #[inline(always)]
     fn sort<E: Entry>(entries: &mut [E], k: usize) {
-        let words = match E::buffer(entries) {
-            Buffer::Packed(words) => words,
-            Buffer::Wide(pairs) => {
-                if !sort_wide_as_words::<Self>(pairs, k) {
-                    CoreSorter::sort(pairs, k);
-                }
-                return;
-            }
+        let Buffer::Packed(words) = E::buffer(entries) else {
+            return CoreSorter::sort(entries, k);
         };
         if words.len() > QUICKSORT {
             V::partition_sort_packed(words, k);
@@ -125,11 +118,6 @@ impl<V: Vector + PackedNetwork> Sorter for RankSorter<V> {
                     words.len()
                 };
                 V::network_sort_packed(words.get_mut(..sorted).unwrap_or_default(), k);
-            }
-            Buffer::Wide(pairs) => {
-                if !sort_wide_as_words::<Self>(pairs, k) {
-                    CoreSorter::sort(pairs, k);
-                }
             }
             _ => CoreSorter::sort(entries, k),
         }
