@@ -224,9 +224,9 @@ fn short_counted_sequences_of_bytes() {
     }
 }
 
-/// 64-bit sequences down columns with K above 8, gathered a row at a time, and whose candidates are
-/// sorted as one-word stand-ins: keys a few low bits apart under a spread over all 64 bits (the
-/// stand-ins' cut makes them equal), runs of ties, and both ends of the gathered length.
+/// 64-bit sequences down columns with K above 8, gathered a row at a time: keys a few low bits apart
+/// under a spread over all 64 bits, runs of ties, and both ends of the gathered length (513: side by
+/// side).
 #[test]
 fn gathered_sequences_of_wide_keys() {
     let mut state = 3u64;
