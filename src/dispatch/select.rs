@@ -188,11 +188,7 @@ fn select_gathered_rows<T: Element, E: Entry>(
         row += 1;
         // A row the copy does not hold falls to the scalar engine in place (the plan's vector paths
         // ask for a contiguous one).
-        let seq = match (seq.gathered(&mut copy), seq.cap()) {
-            (Some(row), Some(cap)) => Sequence::of_slice(row).with_cap(cap),
-            (Some(row), None) => Sequence::of_slice(row),
-            (None, _) => seq,
-        };
+        let seq = seq.gathered(&mut copy).unwrap_or(seq);
         select_row(engine, plan, &seq, k, order, buffer, &mut emit);
     }
 }

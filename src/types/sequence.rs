@@ -122,22 +122,19 @@ impl<'a, T: Copy> Sequence<'a, T> {
         Some(unsafe { core::slice::from_raw_parts(self.at(self.start), self.len) })
     }
 
-    /// The elements copied into the start of `out`, if they fit there.
+    /// The same sequence copied into the start of `out`, contiguous there and with this one's cap, if
+    /// it fits.
     #[inline(always)]
-    pub(crate) fn gathered<'o>(&self, out: &'o mut [T]) -> Option<&'o [T]> {
+    pub(crate) fn gathered<'o>(&self, out: &'o mut [T]) -> Option<Sequence<'o, T>> {
         let out = out.get_mut(..self.len)?;
         for (position, slot) in out.iter_mut().enumerate() {
             // SAFETY: position < len.
             *slot = unsafe { self.get(position) };
         }
-        Some(out)
-    }
-
-    /// The whole of `row`: a contiguous sequence.
-    #[inline(always)]
-    pub(crate) fn of_slice(row: &'a [T]) -> Self {
-        // SAFETY: positions 0..len are the indices of `row`.
-        unsafe { Self::new(row, 0, 1, row.len()) }
+        let out: &'o [T] = out;
+        // SAFETY: positions 0..len are the indices of `out`.
+        let copy = unsafe { Sequence::new(out, 0, 1, out.len()) };
+        Some(Sequence { cap: self.cap, ..copy })
     }
 
     /// The element at `position`.
