@@ -281,7 +281,8 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
     } = *rows;
     // Strided rows short enough are copied onto the stack: the vector paths beat the scalar engine
     // in place, which K = 1's running best does not need.
-    let gather = SIMD_ENGINES && !engine.scalar && stride != 1 && stride != 0 && len <= GATHERED_MAX_LEN && k > 1;
+    let gather =
+        SIMD_ENGINES && !engine.scalar && stride != 1 && stride != 0 && (2..=GATHERED_MAX_LEN).contains(&len) && k > 1;
     let contiguous = stride == 1 || len <= 1 || gather;
     // Not under a cap: counting and bisection read every element whatever the cap, where the filter
     // under a K-th key carried from earlier chunks passes few.
@@ -304,9 +305,11 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
             && !engine.scalar
             && contiguous
             && !capped
-            && k > ORDERED_MIN_K
-            && (len >= ORDERED_MIN_LEN || k >= ORDERED_SHORT_MIN_K || data_type.size() == 8)
-            && len < ORDERED_MAX_RATIO.saturating_mul(k),
+            && k > 1
+            && (2 * k >= len
+                || (k > ORDERED_MIN_K
+                    && (len >= ORDERED_MIN_LEN || k >= ORDERED_SHORT_MIN_K || data_type.size() == 8)
+                    && len < ORDERED_MAX_RATIO.saturating_mul(k))),
         bisect,
         gather: gather && len > 1,
         then,
@@ -320,7 +323,8 @@ pub(crate) const GATHERED_MAX_LEN: usize = 512;
 /// K above which rows are first checked for being in order: a row in order passes a filter almost
 /// whole when its best are last, and the K it keeps are sorted again; random rows stop the check within
 /// a few pairs. Below, the filter's pool keeps a sorted row in time near its read. Set by
-/// `benches/sweep.py --set sorted`.
+/// `benches/sweep.py --set sorted`. Rows whose K is at least half of them are checked from K = 2: their
+/// check is a small part of sorting most of the row (4096 x 100 f32 with K = 50, ascending).
 const ORDERED_MIN_K: usize = SMALL_K;
 /// Rows at least this many times K long are not checked: there the filter's bail-out samples a sorted
 /// row in about the time of the check's read (`sorted1m_k100`, and 1M ascending f32 with K = 300),
@@ -773,7 +777,18 @@ mod tests {
             }
         }
         // Rows under ORDERED_MIN_LEN are checked for order from K = ORDERED_SHORT_MIN_K.
-        for (len, k, checked) in [(256, 63, false), (256, 64, true), (100, 64, true), (1023, 17, false)] {
+        // Rows with K at least half of them are checked from K = 2.
+        let cases = [
+            (256, 63, false),
+            (256, 64, true),
+            (100, 50, true),
+            (1023, 17, false),
+            (100, 49, false),
+            (20, 10, true),
+            (3, 2, true),
+            (2, 1, false),
+        ];
+        for (len, k, checked) in cases {
             assert_eq!(
                 row(&AVX2, &rows(DataType::F32, len, k)).ordered,
                 SIMD_ENGINES && checked,
