@@ -156,10 +156,7 @@ fn select_rows_here<T: Element, E: Entry>(
     };
     let mut row = 0;
     if strategy::SIMD_ENGINES && plan == FIRST_BEST {
-        while let Some((seq, mut emit)) = rows.row(row) {
-            row += 1;
-            select_row(engine, &FIRST_BEST, &seq, k, order, buffer, &mut emit);
-        }
+        rows.write_firsts(|seq| scalar::first_best(seq, order));
     } else if strategy::SIMD_ENGINES && plan.gather {
         select_gathered_rows(engine, &plan, rows, k, order, buffer);
     } else {

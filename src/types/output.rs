@@ -157,6 +157,68 @@ impl<'a, 'e, T: Copy> Rows<'a, 'e, T> {
         };
         Some((seq, emit))
     }
+
+    /// Writes each row's rank 0 as the element at the position `best` gives for it (K = 1): one loop
+    /// over the rows with the index word matched once, where [`row`](Self::row)'s outputs and
+    /// [`Emit::one`]'s matches a row cost short rows more than their selection (rows of 2 to 8).
+    #[inline(always)]
+    pub(crate) fn write_firsts(&mut self, best: impl Fn(&Sequence<'a, T>) -> usize) {
+        match &mut self.emit {
+            RowsEmit::Outputs { slots, steps } => match slots.indices {
+                IndexWords::U32(words) => {
+                    Self::write_firsts_by(&self.first, self.count, self.step, *slots, *steps, words, best, |p| {
+                        p as u32
+                    })
+                }
+                IndexWords::U64(words) => {
+                    Self::write_firsts_by(&self.first, self.count, self.step, *slots, *steps, words, best, |p| {
+                        p as u64
+                    })
+                }
+            },
+            RowsEmit::Each(each) => {
+                for row in 0..self.count {
+                    // SAFETY: row < count: `new`'s precondition.
+                    let seq = unsafe { self.first.moved(row as isize * self.step) };
+                    each(0, &[best(&seq)]);
+                }
+            }
+        }
+    }
+
+    /// [`write_firsts`](Self::write_firsts) for one index word `W`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // one private body, inlined into `write_firsts`
+    fn write_firsts_by<W>(
+        first: &Sequence<'a, T>,
+        count: usize,
+        step: isize,
+        slots: Slots<T>,
+        [values_step, indices_step]: [isize; 2],
+        indices: NonNull<W>,
+        best: impl Fn(&Sequence<'a, T>) -> usize,
+        word: impl Fn(usize) -> W,
+    ) {
+        if slots.k == 0 {
+            return;
+        }
+        let (mut values, mut indices) = (slots.values.as_ptr(), indices.as_ptr());
+        for row in 0..count {
+            // SAFETY: row < count: `new`'s precondition.
+            let seq = unsafe { first.moved(row as isize * step) };
+            let position = best(&seq);
+            if position < seq.len() {
+                // SAFETY: row < count, so `new`'s precondition makes this row's rank-0 slots (the slots
+                // moved `row · steps`) writable, and its index word hold the position; position < len.
+                unsafe {
+                    values.write(seq.get(position));
+                    indices.write(word(position));
+                }
+            }
+            values = values.wrapping_offset(values_step);
+            indices = indices.wrapping_offset(indices_step);
+        }
+    }
 }
 
 /// Where ranks `0..k` of an answer go: rank `r` of the answer whose slots start at `[v, i]` at
