@@ -311,7 +311,7 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
                     && (len >= ORDERED_MIN_LEN || k >= ORDERED_SHORT_MIN_K || data_type.size() == 8)
                     && len < ORDERED_MAX_RATIO.saturating_mul(k))),
         bisect,
-        gather: gather && len > 1,
+        gather,
         then,
     }
 }
