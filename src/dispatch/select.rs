@@ -146,20 +146,20 @@ fn select_rows_here<T: Element, E: Entry>(
         capped: first.cap().is_some(),
     };
     let plan = strategy::row(&strategy::capabilities(engine), &facts);
-    // A running best alone (short rows, whose plan checks and match a row had cost more than the row)
-    // with the plan a constant, which folds them away. A constant test too: firmware keeps one loop.
+    // A running best alone (short rows, whose plan checks and outputs a row had cost more than the
+    // row): one loop that writes each row's answer. A constant test too: firmware keeps one loop.
     const FIRST_BEST: RowPlan = RowPlan {
         ordered: false,
         bisect: false,
         gather: false,
         then: Row::FirstBest,
     };
-    let mut row = 0;
     if strategy::SIMD_ENGINES && plan == FIRST_BEST {
         rows.write_firsts(|seq| scalar::first_best(seq, order));
     } else if strategy::SIMD_ENGINES && plan.gather {
         select_gathered_rows(engine, &plan, rows, k, order, buffer);
     } else {
+        let mut row = 0;
         while let Some((seq, mut emit)) = rows.row(row) {
             row += 1;
             select_row(engine, &plan, &seq, k, order, buffer, &mut emit);

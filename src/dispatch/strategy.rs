@@ -305,8 +305,7 @@ pub(crate) fn row(engine: &Capabilities, rows: &Rows) -> RowPlan {
             && !engine.scalar
             && contiguous
             && !capped
-            && k > 1
-            && (2 * k >= len
+            && ((k > 1 && 2 * k >= len)
                 || (k > ORDERED_MIN_K
                     && (len >= ORDERED_MIN_LEN || k >= ORDERED_SHORT_MIN_K || data_type.size() == 8)
                     && len < ORDERED_MAX_RATIO.saturating_mul(k))),
